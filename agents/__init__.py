@@ -1,0 +1,1 @@
+"""agents: players of Long Nardy (TD network, search, baseline bots)."""

@@ -1,0 +1,660 @@
+"""The batched rules core of Long Nardy: positions, move generation, results.
+
+State layout (one row of an ``int8`` array of shape ``[B, STATE_SIZE]``), always
+from the point of view of the side to move ("the mover")::
+
+    index 0..23   personal points 1..24 of the mover: +n = n mover checkers,
+                  -n = n opponent checkers, 0 = empty (a point never holds both)
+    index 23      the mover's head (personal point 24)
+    index 0..5    the mover's home (personal points 1..6)
+    index 24      checkers the mover has borne off (0..15)
+    index 25      checkers the opponent has borne off (0..15)
+
+The opponent's personal point ``y`` is the mover's personal point ``y + 12``
+(``y <= 12``) or ``y - 12``; turning a position over for the opponent is
+therefore a 12-point rotation plus a sign swap (``flip``), not a mirror.
+
+Move generation returns afterstates: every distinct position the mover may end
+the turn in, still from the mover's view (not flipped), each with one move
+sequence that reaches it. Results of one position are sorted by their state row
+compared lexicographically from index 0 upward; this is the order the
+environments' turn-level actions index into.
+
+Everything here is a pure function of numpy arrays: dice are passed in, there
+is no hidden RNG and no I/O. The inner loops are compiled with numba.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+import numba as nb
+import numpy as np
+
+from .rules import DEFAULT_RULES, Rules
+
+__all__ = [
+    "NUM_POINTS",
+    "NUM_CHECKERS",
+    "STATE_SIZE",
+    "HEAD",
+    "HEAD_INDEX",
+    "HOME_SIZE",
+    "OFF_MOVER",
+    "OFF_OPPONENT",
+    "MAX_DICE_MOVES",
+    "MAX_RESULTS",
+    "Afterstates",
+    "initial_states",
+    "flip",
+    "legal_afterstates",
+    "outcome",
+    "pip_counts",
+    "validate_states",
+    "StateError",
+]
+
+NUM_POINTS = 24
+"""Points on the board."""
+NUM_CHECKERS = 15
+"""Checkers per side."""
+STATE_SIZE = 26
+"""Numbers in one state row (24 points and two borne-off counts)."""
+HEAD = 24
+"""The head as a personal point number."""
+HEAD_INDEX = HEAD - 1
+"""The head as an index into a state row."""
+HOME_SIZE = 6
+"""Personal points 1..HOME_SIZE are home."""
+OFF_MOVER = 24
+"""Index of the mover's borne-off count."""
+OFF_OPPONENT = 25
+"""Index of the opponent's borne-off count."""
+MAX_DICE_MOVES = 4
+"""Single-die moves in a turn (a double)."""
+HALF = NUM_POINTS // 2
+"""The offset between the two players' personal numberings."""
+
+MAX_RESULTS = 3060
+"""Proven upper bound on the number of distinct afterstates of one roll.
+
+A double's afterstate is fixed by the multiset of checker journeys (start point,
+number of steps) whose steps add up to four; with the mover's 15 checkers on 15
+distinct points that is C(15 + 3, 4) = 3060 multisets, and stacking checkers or
+playing fewer dice only lowers the count. A non-double gives at most
+15 + 15 * 15 = 240. ``docs/rules.md`` records the largest count found by search.
+"""
+
+# Depth bound for the search's scratch space: the states a double can reach
+# after k dice number at most C(15 + k - 1, k), i.e. 15, 120, 680 and 3060.
+_MAX_NODES = 1 + 15 + 120 + 680 + 3060
+_TABLE_BITS = 14  # 16384 slots, load below one half even at the bound
+_TABLE_SIZE = 1 << _TABLE_BITS
+_RESULT_TAG = 255  # marks result entries in the shared hash table
+
+
+class StateError(ValueError):
+    """A state array that is not a legal position."""
+
+
+class Afterstates(NamedTuple):
+    """Every distinct afterstate of a batch of positions, as flat arrays.
+
+    Results of position ``i`` are rows ``offsets[i]:offsets[i + 1]``.
+    """
+
+    states: np.ndarray
+    """int8 ``[M, STATE_SIZE]``: afterstates from the mover's view (not flipped)."""
+    moves: np.ndarray
+    """int8 ``[M, MAX_DICE_MOVES, 2]``: (from, to) personal points per single-die
+    move, ``to = 0`` for bearing off; rows past ``num_moves`` are zero."""
+    num_moves: np.ndarray
+    """int8 ``[M]``: single-die moves in each result's sequence (0 for a pass)."""
+    offsets: np.ndarray
+    """int64 ``[B + 1]``: where each position's results start and end."""
+
+    def counts(self) -> np.ndarray:
+        """Number of results of each position."""
+        return np.diff(self.offsets)
+
+
+def initial_states(n: int = 1) -> np.ndarray:
+    """The starting position, ``n`` times (the same for either colour to move)."""
+    states = np.zeros((n, STATE_SIZE), dtype=np.int8)
+    states[:, HEAD_INDEX] = NUM_CHECKERS
+    states[:, HEAD_INDEX - HALF] = -NUM_CHECKERS
+    return states
+
+
+def flip(states: np.ndarray) -> np.ndarray:
+    """Turn positions over: the same positions from the opponent's view."""
+    states = np.asarray(states)
+    out = np.empty_like(states)
+    out[..., :HALF] = -states[..., HALF:NUM_POINTS]
+    out[..., HALF:NUM_POINTS] = -states[..., :HALF]
+    out[..., OFF_MOVER] = states[..., OFF_OPPONENT]
+    out[..., OFF_OPPONENT] = states[..., OFF_MOVER]
+    return out
+
+
+def outcome(states: np.ndarray) -> np.ndarray:
+    """Game result per position, in points for the side whose view the row is.
+
+    0 while the game goes on; +1 / -1 for a single game (oin: the loser has
+    borne off at least one checker); +2 / -2 for mars (the loser has none).
+    """
+    states = np.asarray(states)
+    mine = states[..., OFF_MOVER].astype(np.int8)
+    theirs = states[..., OFF_OPPONENT].astype(np.int8)
+    won = mine == NUM_CHECKERS
+    lost = theirs == NUM_CHECKERS
+    result = np.zeros(states.shape[:-1], dtype=np.int8)
+    result = np.where(won, np.where(theirs == 0, 2, 1), result)
+    result = np.where(lost, np.where(mine == 0, -2, -1), result)
+    return result.astype(np.int8)
+
+
+def pip_counts(states: np.ndarray) -> np.ndarray:
+    """Pips each side still has to travel: int32 ``[..., 2]`` (mover, opponent)."""
+    states = np.asarray(states)
+    board = states[..., :NUM_POINTS].astype(np.int32)
+    personal = np.arange(1, NUM_POINTS + 1, dtype=np.int32)
+    theirs_personal = np.roll(personal, -HALF)  # opponent's number of each of my points
+    mine = np.where(board > 0, board, 0) @ personal
+    theirs = np.where(board < 0, -board, 0) @ theirs_personal
+    return np.stack([mine, theirs], axis=-1)
+
+
+def validate_states(states: np.ndarray) -> np.ndarray:
+    """Return ``states`` as int8 ``[B, STATE_SIZE]`` or raise StateError saying what is wrong."""
+    arr = np.asarray(states)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != STATE_SIZE:
+        raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(np.shape(states))}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise StateError(f"states must be integers, got dtype {arr.dtype}")
+    board = arr[:, :NUM_POINTS].astype(np.int32)
+    off = arr[:, NUM_POINTS:].astype(np.int32)
+    if (off < 0).any() or (off > NUM_CHECKERS).any():
+        bad = int(np.argwhere((off < 0) | (off > NUM_CHECKERS))[0, 0])
+        raise StateError(f"state {bad}: borne-off counts must be 0..{NUM_CHECKERS}, got {off[bad].tolist()}")
+    mine = np.where(board > 0, board, 0).sum(axis=1) + off[:, 0]
+    theirs = np.where(board < 0, -board, 0).sum(axis=1) + off[:, 1]
+    for name, total in (("mover", mine), ("opponent", theirs)):
+        wrong = np.flatnonzero(total != NUM_CHECKERS)
+        if wrong.size:
+            i = int(wrong[0])
+            raise StateError(
+                f"state {i}: the {name} has {int(total[i])} checkers on board plus off, "
+                f"not {NUM_CHECKERS}"
+            )
+    return arr.astype(np.int8, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# Compiled move generation.
+#
+# A state in the search is the working board plus three uint64 keys that pack
+# it losslessly, 5 bits per point (value + 15) and 4 bits per borne-off count,
+# index 0 in the highest bits. The keys identify states in the hash table and
+# their lexicographic order is the lexicographic order of the state rows. A
+# single-die move updates them in O(1).
+
+
+@nb.njit(cache=True, inline="always")
+def _shift(i):
+    return 5 * (11 - i) if i < HALF else 5 * (23 - i)
+
+
+@nb.njit(cache=True)
+def _pack(board):
+    k0 = np.uint64(0)
+    k1 = np.uint64(0)
+    for i in range(HALF):
+        k0 = (k0 << np.uint64(5)) | np.uint64(board[i] + 15)
+        k1 = (k1 << np.uint64(5)) | np.uint64(board[i + HALF] + 15)
+    k2 = np.uint64(board[OFF_MOVER]) << np.uint64(4) | np.uint64(board[OFF_OPPONENT])
+    return k0, k1, k2
+
+
+@nb.njit(cache=True)
+def _unpack(k0, k1, k2, out):
+    for i in range(HALF):
+        out[i] = np.int8(np.int64((k0 >> np.uint64(_shift(i))) & np.uint64(31)) - 15)
+        out[i + HALF] = np.int8(np.int64((k1 >> np.uint64(_shift(i + HALF))) & np.uint64(31)) - 15)
+    out[OFF_MOVER] = np.int8(np.int64(k2 >> np.uint64(4)))
+    out[OFF_OPPONENT] = np.int8(np.int64(k2 & np.uint64(15)))
+
+
+@nb.njit(cache=True, inline="always")
+def _hash(k0, k1, k2, tag):
+    h = k0 * np.uint64(0x9E3779B97F4A7C15)
+    h ^= k1 + np.uint64(0x632BE59BD9B4E019) + (h << np.uint64(6)) + (h >> np.uint64(2))
+    h ^= (k2 | (np.uint64(tag) << np.uint64(16))) * np.uint64(0xD6E8FEB86659FD93)
+    h ^= h >> np.uint64(29)
+    return h
+
+
+@nb.njit(cache=True)
+def _table_find_or_insert(tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, tag, val):
+    """Index of the entry for (keys, tag); inserts it with ``val`` if absent.
+
+    Returns (slot, inserted).
+    """
+    mask = np.uint64(_TABLE_SIZE - 1)
+    slot = np.int64(_hash(k0, k1, k2, tag) & mask)
+    while True:
+        if tstamp[slot] != stamp:
+            tstamp[slot] = stamp
+            tk0[slot] = k0
+            tk1[slot] = k1
+            tk2[slot] = k2
+            ttag[slot] = tag
+            tval[slot] = val
+            return slot, True
+        if tk0[slot] == k0 and tk1[slot] == k1 and tk2[slot] == k2 and ttag[slot] == tag:
+            return slot, False
+        slot = (slot + 1) & (_TABLE_SIZE - 1)
+
+
+@nb.njit(cache=True, inline="always")
+def _block_illegal(board, j, threshold):
+    """True if the mover's run of held points through index ``j`` is a forbidden block.
+
+    Runs are measured along the opponent's route (coordinate r = opponent's
+    personal point - 1), which is contiguous except at the opponent's own
+    head/home seam. ``threshold``: the block is legal only if its front end r
+    is greater than it (an opponent checker strictly ahead).
+    """
+    r = (j + HALF) % NUM_POINTS
+    lo = r
+    while lo > 0 and board[(lo - 1 + HALF) % NUM_POINTS] > 0:
+        lo -= 1
+    hi = r
+    while hi < NUM_POINTS - 1 and board[(hi + 1 + HALF) % NUM_POINTS] > 0:
+        hi += 1
+    return hi - lo + 1 >= 6 and lo <= threshold
+
+
+@nb.njit(cache=True)
+def _block_threshold(board, block_home):
+    """The r at or below which a six-block's front end makes it illegal (see _block_illegal)."""
+    if board[OFF_OPPONENT] > 0:
+        return -1
+    if block_home:
+        for r in range(HOME_SIZE):
+            if board[(r + HALF) % NUM_POINTS] < 0:
+                return -1
+        return NUM_POINTS  # no opponent checker home: every six-block is illegal
+    for r in range(NUM_POINTS):
+        if board[(r + HALF) % NUM_POINTS] < 0:
+            return r  # the opponent's most advanced checker
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _next_move(board, start, d, heads, head_limit, outside, threshold):
+    """Highest source index <= ``start`` from which die ``d`` is a legal single move, or -1."""
+    i = start
+    while i >= 0:
+        if board[i] > 0:
+            j = i - d
+            if i == HEAD_INDEX and heads >= head_limit:
+                pass  # head rule: no more checkers may leave the head this turn
+            elif j >= 0:
+                if board[j] > 0:
+                    return i
+                if board[j] == 0:
+                    # Block rule, tested after every single die.
+                    board[i] -= 1
+                    board[j] += 1
+                    bad = _block_illegal(board, j, threshold)
+                    board[i] += 1
+                    board[j] -= 1
+                    if not bad:
+                        return i
+            elif outside == 0:  # bearing off needs every checker home
+                if j == -1:
+                    return i  # exact die
+                higher = False
+                for h in range(i + 1, HOME_SIZE):
+                    if board[h] > 0:
+                        higher = True
+                        break
+                if not higher:
+                    return i  # no checker on a higher point: the highest may bear off
+        i -= 1
+    return -1
+
+
+@nb.njit(cache=True, inline="always")
+def _move(board, i, j, sign, k0, k1, k2, outside, heads):
+    """Make (sign=1) or take back (sign=-1) the move i -> j (j < 0: bear off)."""
+    k_i = np.uint64(1) << np.uint64(_shift(i))
+    board[i] -= sign
+    if sign > 0:
+        if i < HALF:
+            k0 -= k_i
+        else:
+            k1 -= k_i
+    else:
+        if i < HALF:
+            k0 += k_i
+        else:
+            k1 += k_i
+    if j >= 0:
+        board[j] += sign
+        k_j = np.uint64(1) << np.uint64(_shift(j))
+        if sign > 0:
+            if j < HALF:
+                k0 += k_j
+            else:
+                k1 += k_j
+        else:
+            if j < HALF:
+                k0 -= k_j
+            else:
+                k1 -= k_j
+        if i >= HOME_SIZE and j < HOME_SIZE:
+            outside -= sign
+    else:
+        board[OFF_MOVER] += sign
+        if sign > 0:
+            k2 += np.uint64(16)
+        else:
+            k2 -= np.uint64(16)
+    if i == HEAD_INDEX:
+        heads += sign
+    return k0, k1, k2, outside, heads
+
+
+@nb.njit(cache=True)
+def _search(
+    board, a, b, head_mask, block_home,
+    tk0, tk1, tk2, ttag, tstamp, tval, stamp,
+    rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves,
+):
+    """Depth-first search over all single-die move sequences of one roll.
+
+    Visits each (dice order, depth, state) once, records the end of every
+    maximal sequence in the result arrays, and returns how many were recorded.
+    ``board`` is used as the working copy and is restored on return.
+    """
+    double = a == b
+    nseq = 1 if double else 2
+    length = 4 if double else 2
+    first_turn = board[HEAD_INDEX] == NUM_CHECKERS
+    head_limit = 2 if (double and first_turn and head_mask[a]) else 1
+    threshold = _block_threshold(board, block_home)
+    outside0 = 0
+    for i in range(HOME_SIZE, NUM_POINTS):
+        if board[i] > 0:
+            outside0 += board[i]
+    k0_root, k1_root, k2_root = _pack(board)
+
+    seq = np.empty(4, dtype=np.int64)
+    it = np.empty(5, dtype=np.int64)
+    moved = np.empty(5, dtype=np.bool_)
+    path_from = np.empty(4, dtype=np.int64)
+    path_to = np.empty(4, dtype=np.int64)
+    nres = 0
+
+    for s in range(nseq):
+        if double:
+            seq[0] = a; seq[1] = a; seq[2] = a; seq[3] = a
+        elif s == 0:
+            seq[0] = max(a, b); seq[1] = min(a, b)
+        else:
+            seq[0] = min(a, b); seq[1] = max(a, b)
+        k0 = k0_root; k1 = k1_root; k2 = k2_root
+        heads = 0
+        outside = outside0
+        depth = 0
+        it[0] = NUM_POINTS - 1
+        moved[0] = False
+        while True:
+            found = -1
+            leaf = False
+            if depth == length or board[OFF_MOVER] == NUM_CHECKERS:
+                leaf = True
+            else:
+                found = _next_move(board, it[depth], seq[depth], heads, head_limit,
+                                   outside, threshold)
+                if found < 0 and not moved[depth]:
+                    leaf = True
+            if leaf:
+                # The end of a maximal sequence. A game-ending sequence counts
+                # as using every die (leftover dice are void); a state reached
+                # by sequences of different lengths keeps the longest.
+                used = length if board[OFF_MOVER] == NUM_CHECKERS else depth
+                slot, new = _table_find_or_insert(
+                    tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, _RESULT_TAG, nres
+                )
+                if new:
+                    r = nres
+                    nres += 1
+                    rk0[r] = k0
+                    rk1[r] = k1
+                    rk2[r] = k2
+                    rdepth[r] = -1
+                else:
+                    r = tval[slot]
+                if used > rdepth[r]:
+                    rdepth[r] = used
+                    rdie[r] = seq[0] if depth == 1 else 0
+                    rnmoves[r] = depth
+                    for m in range(MAX_DICE_MOVES):
+                        if m < depth:
+                            rmoves[r, m, 0] = path_from[m] + 1
+                            rmoves[r, m, 1] = path_to[m] + 1 if path_to[m] >= 0 else 0
+                        else:
+                            rmoves[r, m, 0] = 0
+                            rmoves[r, m, 1] = 0
+            if found >= 0:
+                i = found
+                j = i - seq[depth]
+                it[depth] = i - 1
+                moved[depth] = True
+                k0, k1, k2, outside, heads = _move(board, i, j, 1, k0, k1, k2, outside, heads)
+                path_from[depth] = i
+                path_to[depth] = j
+                if depth + 1 == length or board[OFF_MOVER] == NUM_CHECKERS:
+                    new = True  # a leaf: recorded next, no need to remember the visit
+                else:
+                    _, new = _table_find_or_insert(
+                        tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, (depth + 1) * 2 + s, 0
+                    )
+                if new:
+                    depth += 1
+                    it[depth] = NUM_POINTS - 1
+                    moved[depth] = False
+                else:  # already explored from this state: take the move back, try the next
+                    k0, k1, k2, outside, heads = _move(board, i, j, -1, k0, k1, k2, outside, heads)
+                continue
+            # Nothing more to try at this depth: go back one move.
+            if depth == 0:
+                break
+            depth -= 1
+            k0, k1, k2, outside, heads = _move(
+                board, path_from[depth], path_to[depth], -1, k0, k1, k2, outside, heads
+            )
+    return nres
+
+
+@nb.njit(cache=True)
+def _select_and_sort(nres, double, a, b, rk0, rk1, rk2, rdepth, rdie, order):
+    """Apply the maximum-dice and larger-die rules; write the kept results, sorted, to ``order``."""
+    best = 0
+    for r in range(nres):
+        if rdepth[r] > best:
+            best = rdepth[r]
+    larger = max(a, b)
+    need_die = 0
+    if not double and best == 1:
+        need_die = min(a, b)
+        for r in range(nres):
+            if rdepth[r] == 1 and rdie[r] == larger:
+                need_die = larger
+                break
+    n = 0
+    for r in range(nres):
+        if rdepth[r] == best and (need_die == 0 or rdie[r] == need_die):
+            order[n] = r
+            n += 1
+    # Shell sort by (k0, k1, k2); keys are unique so stability does not matter.
+    gap = 1
+    while gap < n // 3:
+        gap = 3 * gap + 1
+    while gap >= 1:
+        for x in range(gap, n):
+            v = order[x]
+            y = x
+            while y >= gap:
+                u = order[y - gap]
+                if rk0[u] < rk0[v] or (rk0[u] == rk0[v] and (
+                        rk1[u] < rk1[v] or (rk1[u] == rk1[v] and rk2[u] <= rk2[v]))):
+                    break
+                order[y] = u
+                y -= gap
+            order[y] = v
+        gap //= 3
+    return n
+
+
+@nb.njit(cache=True, nogil=True)
+def _generate(states, dice, head_mask, block_home, capacity):
+    """Afterstates of every position; grows the output when ``capacity`` is too small."""
+    nb_pos = states.shape[0]
+    out_states = np.empty((capacity, STATE_SIZE), dtype=np.int8)
+    out_moves = np.zeros((capacity, 4, 2), dtype=np.int8)
+    out_nmoves = np.empty(capacity, dtype=np.int8)
+    offsets = np.empty(nb_pos + 1, dtype=np.int64)
+
+    tk0 = np.empty(_TABLE_SIZE, dtype=np.uint64)
+    tk1 = np.empty(_TABLE_SIZE, dtype=np.uint64)
+    tk2 = np.empty(_TABLE_SIZE, dtype=np.uint64)
+    ttag = np.empty(_TABLE_SIZE, dtype=np.int64)
+    tstamp = np.full(_TABLE_SIZE, -1, dtype=np.int64)
+    tval = np.empty(_TABLE_SIZE, dtype=np.int64)
+    rk0 = np.empty(_MAX_NODES, dtype=np.uint64)
+    rk1 = np.empty(_MAX_NODES, dtype=np.uint64)
+    rk2 = np.empty(_MAX_NODES, dtype=np.uint64)
+    rdepth = np.empty(_MAX_NODES, dtype=np.int64)
+    rdie = np.empty(_MAX_NODES, dtype=np.int64)
+    rmoves = np.empty((_MAX_NODES, 4, 2), dtype=np.int8)
+    rnmoves = np.empty(_MAX_NODES, dtype=np.int8)
+    order = np.empty(_MAX_NODES, dtype=np.int64)
+    board = np.empty(STATE_SIZE, dtype=np.int8)
+
+    m = 0
+    for p in range(nb_pos):
+        offsets[p] = m
+        for x in range(STATE_SIZE):
+            board[x] = states[p, x]
+        a = dice[p, 0]
+        b = dice[p, 1]
+        nres = _search(board, a, b, head_mask, block_home,
+                       tk0, tk1, tk2, ttag, tstamp, tval, p,
+                       rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves)
+        n = _select_and_sort(nres, a == b, a, b, rk0, rk1, rk2, rdepth, rdie, order)
+        if m + n > capacity:
+            new_cap = max(2 * capacity, m + n + 1024)
+            grown_s = np.empty((new_cap, STATE_SIZE), dtype=np.int8)
+            grown_m = np.zeros((new_cap, 4, 2), dtype=np.int8)
+            grown_n = np.empty(new_cap, dtype=np.int8)
+            grown_s[:m] = out_states[:m]
+            grown_m[:m] = out_moves[:m]
+            grown_n[:m] = out_nmoves[:m]
+            out_states, out_moves, out_nmoves, capacity = grown_s, grown_m, grown_n, new_cap
+        for x in range(n):
+            r = order[x]
+            _unpack(rk0[r], rk1[r], rk2[r], out_states[m])
+            for y in range(4):
+                out_moves[m, y, 0] = rmoves[r, y, 0]
+                out_moves[m, y, 1] = rmoves[r, y, 1]
+            out_nmoves[m] = rnmoves[r]
+            m += 1
+    offsets[nb_pos] = m
+    return out_states[:m], out_moves[:m], out_nmoves[:m], offsets
+
+
+def _check_dice(dice: np.ndarray, batch: int) -> np.ndarray:
+    arr = np.asarray(dice)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.shape != (batch, 2):
+        raise StateError(f"dice must have shape [{batch}, 2] to match the states, got {list(np.shape(dice))}")
+    if not np.issubdtype(arr.dtype, np.integer) or (arr < 1).any() or (arr > 6).any():
+        raise StateError(f"dice must be integers 1..6, got {arr[((arr < 1) | (arr > 6)).any(axis=1)][:1].tolist()}")
+    return arr.astype(np.int64, copy=False)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_MIN_CHUNK = 256  # below this many positions a thread costs more than it saves
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+
+def legal_afterstates(
+    states: np.ndarray,
+    dice: np.ndarray,
+    rules: Rules = DEFAULT_RULES,
+    *,
+    validate: bool = True,
+    threads: int | None = None,
+) -> Afterstates:
+    """Every distinct afterstate of each position with its dice, never truncated.
+
+    ``states``: int8 ``[B, STATE_SIZE]`` from the mover's view; ``dice``:
+    ``[B, 2]`` integers 1..6. The results of each position are sorted by their
+    state rows (lexicographic from index 0) and come with one move sequence each.
+    A turn with no legal move has exactly one result: the unchanged position,
+    with ``num_moves`` 0.
+
+    ``validate=False`` skips the input checks (for callers that pass only states
+    this module produced). ``threads``: how many threads share a large batch
+    (default: the CPUs this process may use; 1 inside worker processes that
+    already fill the machine).
+    """
+    if validate:
+        states = validate_states(states)
+        dice = _check_dice(dice, states.shape[0])
+    else:
+        states = np.ascontiguousarray(states, dtype=np.int8)
+        dice = np.ascontiguousarray(dice, dtype=np.int64)
+    batch = states.shape[0]
+    if threads is None:
+        threads = available_cpus()
+    threads = max(1, min(int(threads), batch // _MIN_CHUNK))
+    if threads == 1:
+        return Afterstates(*_generate(states, dice, rules.head_mask, rules.block_home,
+                                      max(64, 16 * batch)))
+    global _POOL
+    if _POOL is None or _POOL._max_workers < threads:
+        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nardy-movegen")
+    bounds = np.linspace(0, batch, threads + 1).astype(np.int64)
+    parts = list(_POOL.map(
+        lambda k: _generate(states[bounds[k]:bounds[k + 1]], dice[bounds[k]:bounds[k + 1]],
+                            rules.head_mask, rules.block_home,
+                            max(64, 16 * int(bounds[k + 1] - bounds[k]))),
+        range(threads),
+    ))
+    offsets = [parts[0][3]]
+    for part in parts[1:]:
+        offsets.append(part[3][1:] + offsets[-1][-1])
+    return Afterstates(
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate(offsets),
+    )

@@ -1,0 +1,132 @@
+"""NPN position strings ("nardy position notation", FORMATS.md) and common numbering.
+
+    <c1>,<c2>,...,<c24>:<white off>,<black off>:<side to move>
+
+``c1..c24`` are the common points 1..24: positive for white checkers, negative
+for black. The rules core stores positions from the mover's view; this module
+converts between the two.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE
+
+__all__ = [
+    "Color",
+    "NPNError",
+    "START_NPN",
+    "parse_npn",
+    "format_npn",
+    "to_common_point",
+]
+
+START_NPN = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w"
+"""The starting position, white to move."""
+
+
+class Color(enum.IntEnum):
+    """The two sides. White's personal numbering is the common one."""
+
+    WHITE = 0
+    BLACK = 1
+
+    @property
+    def letter(self) -> str:
+        """``"w"`` or ``"b"`` as in NPN."""
+        return "wb"[self]
+
+    @property
+    def other(self) -> "Color":
+        """The opponent's colour."""
+        return Color(1 - self)
+
+    @classmethod
+    def from_letter(cls, letter: str) -> "Color":
+        """``"w"`` -> WHITE, ``"b"`` -> BLACK."""
+        if letter == "w":
+            return cls.WHITE
+        if letter == "b":
+            return cls.BLACK
+        raise NPNError("side to move", f"must be 'w' or 'b', got {letter!r}")
+
+
+class NPNError(ValueError):
+    """A malformed NPN string; ``field`` names the part that is wrong."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"bad NPN {field}: {message}")
+        self.field = field
+
+
+# _INDEX[color][c - 1]: index into a mover's-view state row of common point c.
+_INDEX = np.stack(
+    [np.arange(NUM_POINTS), (np.arange(NUM_POINTS) + HALF) % NUM_POINTS]
+).astype(np.int64)
+
+
+def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarray:
+    """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
+    p = np.asarray(personal)
+    common = np.where((color == Color.BLACK) & (p > 0), (p + HALF - 1) % NUM_POINTS + 1, p)
+    return int(common) if common.ndim == 0 else common
+
+
+def _parse_int(text: str, field: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise NPNError(field, f"{text.strip()!r} is not an integer") from None
+
+
+def parse_npn(text: str) -> tuple[np.ndarray, Color]:
+    """Parse an NPN string into a mover's-view state row (int8 [26]) and the side to move."""
+    if not isinstance(text, str):
+        raise NPNError("string", f"expected a string, got {type(text).__name__}")
+    parts = text.strip().split(":")
+    if len(parts) != 3:
+        raise NPNError("fields", f"expected 3 ':'-separated fields (points, off, side), got {len(parts)}")
+    points_text, off_text, side_text = parts
+    side = Color.from_letter(side_text.strip())
+    cells = points_text.split(",")
+    if len(cells) != NUM_POINTS:
+        raise NPNError("points", f"expected {NUM_POINTS} comma-separated counts, got {len(cells)}")
+    common = np.array([_parse_int(c, f"point {n}") for n, c in enumerate(cells, 1)], dtype=np.int64)
+    for n, v in enumerate(common, 1):
+        if abs(v) > NUM_CHECKERS:
+            raise NPNError(f"point {n}", f"count {v} is out of range -{NUM_CHECKERS}..{NUM_CHECKERS}")
+    offs = off_text.split(",")
+    if len(offs) != 2:
+        raise NPNError("off", f"expected 2 comma-separated counts (white, black), got {len(offs)}")
+    white_off = _parse_int(offs[0], "white off")
+    black_off = _parse_int(offs[1], "black off")
+    for name, v in (("white off", white_off), ("black off", black_off)):
+        if not 0 <= v <= NUM_CHECKERS:
+            raise NPNError(name, f"{v} is out of range 0..{NUM_CHECKERS}")
+    white_total = int(common[common > 0].sum()) + white_off
+    black_total = int(-common[common < 0].sum()) + black_off
+    if white_total != NUM_CHECKERS:
+        raise NPNError("white off", f"white has {white_total} checkers on board plus off, not {NUM_CHECKERS}")
+    if black_total != NUM_CHECKERS:
+        raise NPNError("black off", f"black has {black_total} checkers on board plus off, not {NUM_CHECKERS}")
+    state = np.zeros(STATE_SIZE, dtype=np.int8)
+    sign = 1 if side == Color.WHITE else -1
+    state[_INDEX[side]] = sign * common
+    state[OFF_MOVER] = white_off if side == Color.WHITE else black_off
+    state[OFF_OPPONENT] = black_off if side == Color.WHITE else white_off
+    return state, side
+
+
+def format_npn(state: np.ndarray, side: Color) -> str:
+    """NPN of a mover's-view state row whose mover is ``side``."""
+    state = np.asarray(state)
+    side = Color(side)
+    sign = 1 if side == Color.WHITE else -1
+    common = sign * state[_INDEX[side]].astype(np.int64)
+    mover_off = int(state[OFF_MOVER])
+    opp_off = int(state[OFF_OPPONENT])
+    white_off, black_off = (mover_off, opp_off) if side == Color.WHITE else (opp_off, mover_off)
+    return f"{','.join(str(int(v)) for v in common)}:{white_off},{black_off}:{side.letter}"

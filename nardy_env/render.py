@@ -1,0 +1,53 @@
+"""Text pictures of a position (the ``ansi`` render mode and the CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .core import OFF_MOVER, OFF_OPPONENT, pip_counts
+from .notation import Color, format_npn, parse_npn
+
+__all__ = ["board_text"]
+
+
+def _cell(v: int) -> str:
+    if v == 0:
+        return "  ."
+    return f"{'W' if v > 0 else 'B'}{abs(v):>2d}"
+
+
+def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None) -> str:
+    """The board in common numbering, borne-off counts, pip counts, whose turn and the dice.
+
+    White moves 24 -> 1 (home 1-6), black 12 -> 1 -> 24 -> 13 (home 13-18).
+    """
+    npn = format_npn(state, side)
+    common = [int(x) for x in npn.split(":")[0].split(",")]
+    side = Color(side)
+    offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
+    pips = pip_counts(np.asarray(state)[None])[0]
+    white_off, black_off = offs if side == Color.WHITE else offs[::-1]
+    white_pips, black_pips = (pips if side == Color.WHITE else pips[::-1]).tolist()
+    top = range(13, 25)
+    bottom = range(12, 0, -1)
+
+    def row(points: range, values: bool) -> str:
+        cells = [_cell(common[p - 1]) if values else f"{p:>3d}" for p in points]
+        return " " + " ".join(cells[:6]) + "  |" + " ".join(cells[6:])
+
+    rule = " " + "-" * 23 + "--+" + "-" * 24
+    lines = [
+        row(top, False), rule, row(top, True), row(bottom, True), rule, row(bottom, False),
+        f" off: white {white_off:>2d}, black {black_off:>2d}    pips: white {white_pips}, black {black_pips}",
+        f" {'White' if side == Color.WHITE else 'Black'} to move"
+        + (f", dice {dice[0]}-{dice[1]}" if dice is not None else ""),
+    ]
+    return "\n".join(lines)
+
+
+def npn_board_text(npn: str, dice: Sequence[int] | None = None) -> str:
+    """``board_text`` of an NPN string."""
+    state, side = parse_npn(npn)
+    return board_text(state, side, dice)

@@ -1,0 +1,97 @@
+"""Rule variants of Long Nardy (RULES.md, "Variants") as one frozen dataclass.
+
+Every variant is a value passed to the rules core, never a global or a fork of
+the code. The default instance is the 2026 sports code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = ["Rules", "RulesError", "DEFAULT_RULES"]
+
+Opening = Literal["play", "reroll"]
+BlockRule = Literal["ahead", "home"]
+
+_OPENINGS = ("play", "reroll")
+_BLOCK_RULES = ("ahead", "home")
+
+
+class RulesError(ValueError):
+    """A rules variant key or value that does not exist."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The variant keys of RULES.md that change how a game is played.
+
+    The cube and match keys (``cube``, ``match_length``) belong to the cube and
+    match layer, which does not exist yet; move generation never depends on them.
+    """
+
+    opening: Opening = "play"
+    """``"play"``: the first move plays the opening dice (never a double);
+    ``"reroll"``: the winner of the opening roll rolls two dice afresh."""
+
+    head_exception: tuple[int, ...] = (3, 4, 6)
+    """Double faces that let two checkers leave the head on a player's first turn."""
+
+    block_rule: BlockRule = "ahead"
+    """``"ahead"``: a six-block needs an opponent checker ahead of it (or off);
+    ``"home"``: it needs an opponent checker already in its home (or off)."""
+
+    _head_mask: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.opening not in _OPENINGS:
+            raise RulesError(f"opening must be one of {_OPENINGS}, got {self.opening!r}")
+        if self.block_rule not in _BLOCK_RULES:
+            raise RulesError(f"block_rule must be one of {_BLOCK_RULES}, got {self.block_rule!r}")
+        try:
+            faces = tuple(sorted({int(f) for f in self.head_exception}))
+        except (TypeError, ValueError):
+            raise RulesError(
+                f"head_exception must be a list of die faces 1..6, got {self.head_exception!r}"
+            ) from None
+        if any(f < 1 or f > 6 for f in faces):
+            raise RulesError(f"head_exception faces must be 1..6, got {list(self.head_exception)}")
+        object.__setattr__(self, "head_exception", faces)
+        mask = np.zeros(7, dtype=np.bool_)
+        mask[list(faces)] = True
+        mask.setflags(write=False)
+        object.__setattr__(self, "_head_mask", mask)
+
+    @property
+    def head_mask(self) -> np.ndarray:
+        """Boolean array indexed by die face: True where the first-turn exception applies."""
+        return self._head_mask
+
+    @property
+    def block_home(self) -> bool:
+        """True for the ``"home"`` block rule."""
+        return self.block_rule == "home"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The variant keys as plain JSON values."""
+        d = asdict(self)
+        d.pop("_head_mask", None)
+        d["head_exception"] = list(self.head_exception)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Rules":
+        """Build rules from variant keys, rejecting unknown ones by name."""
+        known = {"opening", "head_exception", "block_rule"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known)}")
+        kwargs = dict(data)
+        if "head_exception" in kwargs:
+            kwargs["head_exception"] = tuple(kwargs["head_exception"])
+        return cls(**kwargs)
+
+
+DEFAULT_RULES = Rules()

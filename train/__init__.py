@@ -1,0 +1,1 @@
+"""train: the application layer: self-play, evaluation, export and the ``nardy`` command."""

@@ -1,0 +1,83 @@
+"""Legal plays of one position and roll in common notation (``nardy moves``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from nardy_env import Color, Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+from nardy_env.rules import DEFAULT_RULES
+
+__all__ = ["Play", "legal_plays", "moves_record", "parse_dice", "format_move_sequence"]
+
+Play = dict[str, Any]
+
+
+def parse_dice(dice: Any) -> tuple[int, int]:
+    """Validate two dice, each an integer 1..6."""
+    if not isinstance(dice, list | tuple) or len(dice) != 2:
+        raise ValueError(f"dice must be a list of two integers 1..6, got {dice!r}")
+    out = []
+    for d in dice:
+        if isinstance(d, bool) or not isinstance(d, int | np.integer) or not 1 <= int(d) <= 6:
+            raise ValueError(f"dice must be integers 1..6, got {list(dice)!r}")
+        out.append(int(d))
+    return out[0], out[1]
+
+
+def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> list[Play]:
+    """Every distinct legal end of turn, sorted by its NPN string.
+
+    Each play: ``{"moves": [[from, to], ...], "result": NPN}`` in common point
+    numbers (``to = 0`` for bearing off); the result has the other side to move.
+    """
+    d1, d2 = parse_dice(list(dice))
+    state, side = parse_npn(npn)
+    res = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
+    plays = []
+    for k in range(res.states.shape[0]):
+        result = format_npn(flip(res.states[k]), side.other)
+        n = int(res.num_moves[k])
+        moves = [
+            [to_common_point(int(f), side), to_common_point(int(t), side)]
+            for f, t in res.moves[k, :n]
+        ]
+        plays.append({"moves": moves, "result": result})
+    plays.sort(key=lambda p: p["result"])
+    return plays
+
+
+def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
+    """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
+    try:
+        request = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a JSON object: {exc.msg}") from None
+    if not isinstance(request, dict):
+        raise ValueError("each line must be a JSON object with 'position' and 'dice'")
+    missing = [k for k in ("position", "dice") if k not in request]
+    if missing:
+        raise ValueError(f"missing key(s) {missing}")
+    position, dice = request["position"], request["dice"]
+    plays = legal_plays(position, parse_dice(dice), rules)
+    return {
+        "position": position,
+        "dice": list(dice),
+        "results": [p["result"] for p in plays],
+        "plays": plays,
+    }
+
+
+def format_move_sequence(moves: Sequence[Sequence[int]]) -> str:
+    """``24/18 18/13`` style text; bearing off is ``/off``; an empty play is ``(no move)``."""
+    if not moves:
+        return "(no move)"
+    return " ".join(f"{f}/{'off' if t == 0 else t}" for f, t in moves)
+
+
+def color_of(npn: str) -> Color:
+    """The side to move of an NPN string."""
+    return parse_npn(npn)[1]
