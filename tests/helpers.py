@@ -1,0 +1,46 @@
+"""Small builders shared by the tests."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nardy_env import DEFAULT_RULES, Rules, parse_npn
+from train.moves import legal_plays
+
+
+def npn(white: dict[int, int], black: dict[int, int], off: tuple[int, int] = (0, 0), side: str = "w") -> str:
+    """An NPN string from {common point: count} for each colour."""
+    cells = [0] * 24
+    for p, n in white.items():
+        assert cells[p - 1] == 0, p
+        cells[p - 1] = n
+    for p, n in black.items():
+        assert cells[p - 1] == 0, p
+        cells[p - 1] = -n
+    text = f"{','.join(map(str, cells))}:{off[0]},{off[1]}:{side}"
+    parse_npn(text)  # the builder never makes an invalid position
+    return text
+
+
+def results(position: str, d1: int, d2: int, rules: Rules = DEFAULT_RULES) -> list[str]:
+    """Sorted result NPNs (other side to move)."""
+    return [p["result"] for p in legal_plays(position, (d1, d2), rules)]
+
+
+def plays(position: str, d1: int, d2: int, rules: Rules = DEFAULT_RULES) -> list[dict]:
+    return legal_plays(position, (d1, d2), rules)
+
+
+def board(result: str) -> dict[int, int]:
+    """{common point: signed count} of the non-empty points of an NPN."""
+    cells = [int(x) for x in result.split(":")[0].split(",")]
+    return {p: v for p, v in enumerate(cells, 1) if v}
+
+
+def off(result: str) -> tuple[int, int]:
+    w, b = result.split(":")[1].split(",")
+    return int(w), int(b)
+
+
+def as_array(position: str) -> np.ndarray:
+    return parse_npn(position)[0]

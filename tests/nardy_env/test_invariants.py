@@ -1,0 +1,129 @@
+"""Invariants of the rules core over many random games."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nardy_env import (
+    HEAD_INDEX,
+    NUM_CHECKERS,
+    OFF_MOVER,
+    StateError,
+    flip,
+    initial_states,
+    legal_afterstates,
+    legal_continuations,
+    outcome,
+    validate_states,
+)
+from nardy_env.game import opening_roll, roll_dice
+
+
+def _random_games(n: int, seed: int):
+    """Yield (states, dice, afterstates) per ply of n random games played in lockstep."""
+    rng = np.random.default_rng(seed)
+    states = initial_states(n)
+    _, dice = opening_roll(rng, n)
+    active = np.arange(n)
+    plies = 0
+    while active.size:
+        found = legal_afterstates(states[active], dice[active])
+        yield states[active].copy(), dice[active].copy(), found
+        counts = found.counts()
+        pick = found.offsets[:-1] + (rng.random(active.size) * counts).astype(np.int64)
+        after = found.states[pick]
+        over = after[:, OFF_MOVER] == NUM_CHECKERS
+        states[active] = flip(after)
+        active = active[~over]
+        dice[active] = roll_dice(rng, active.size)
+        plies += 1
+        assert plies < 2000, "a game did not end"
+
+
+@pytest.fixture(scope="module")
+def plies():
+    return list(_random_games(300, seed=11))
+
+
+def test_every_game_ends_with_a_winner(plies):
+    # _random_games asserts termination; the last ply ends the last game.
+    last_states, _, found = plies[-1]
+    assert (found.states[:, OFF_MOVER] == NUM_CHECKERS).any()
+
+
+def test_fifteen_checkers_per_side_in_every_afterstate(plies):
+    for _, _, found in plies:
+        validate_states(found.states)
+
+
+def test_opponent_checkers_never_move_during_the_movers_turn(plies):
+    for states, _, found in plies:
+        before = np.repeat(states, found.counts(), axis=0)
+        theirs_before = np.where(before[:, :24] < 0, before[:, :24], 0)
+        theirs_after = np.where(found.states[:, :24] < 0, found.states[:, :24], 0)
+        assert (theirs_before == theirs_after).all()
+        assert (before[:, 25] == found.states[:, 25]).all()
+
+
+def test_results_are_distinct_and_sorted(plies):
+    for _, _, found in plies:
+        for i in range(len(found.offsets) - 1):
+            rows = found.states[found.offsets[i]:found.offsets[i + 1]]
+            keys = [tuple(r) for r in rows.tolist()]
+            assert keys == sorted(keys) and len(set(keys)) == len(keys)
+
+
+def test_dice_used_is_at_most_the_roll(plies):
+    for _, dice, found in plies:
+        per = np.repeat(np.where(dice[:, 0] == dice[:, 1], 4, 2), found.counts())
+        assert (found.num_moves <= per).all()
+        # All results of one position play the same number of dice, unless the game ended.
+        for i in range(len(found.offsets) - 1):
+            sl = slice(found.offsets[i], found.offsets[i + 1])
+            ongoing = found.states[sl, OFF_MOVER] < NUM_CHECKERS
+            assert len(set(found.num_moves[sl][ongoing].tolist())) <= 1
+
+
+def test_pass_only_when_no_single_die_can_be_played(plies):
+    checked = 0
+    for states, dice, found in plies:
+        passes = np.flatnonzero((found.counts() == 1) & (found.num_moves[found.offsets[:-1]] == 0))
+        for i in passes:
+            assert (found.states[found.offsets[i]] == states[i]).all()
+            first = states[i, HEAD_INDEX] == NUM_CHECKERS
+            for die in set(dice[i].tolist()):
+                single = legal_continuations(states[i], [die, die], 1, 0, first)
+                assert single.num_moves.max() == 0
+            checked += 1
+    assert checked > 0  # random games do produce passes
+
+
+def test_outcome_is_zero_until_the_end(plies):
+    for states, _, _ in plies:
+        assert (outcome(states) == 0).all()
+
+
+def test_threads_do_not_change_results():
+    rng = np.random.default_rng(5)
+    plies = list(_random_games(40, seed=3))
+    states = np.concatenate([s for s, _, _ in plies])
+    dice = roll_dice(rng, len(states))
+    one = legal_afterstates(states, dice, threads=1)
+    two = legal_afterstates(states, dice, threads=2)
+    for a, b in zip(one, two, strict=True):
+        assert (a == b).all()
+
+
+def test_bad_states_and_dice_raise_clear_errors():
+    good = initial_states(1)
+    with pytest.raises(StateError, match="shape"):
+        legal_afterstates(good[:, :20], [[6, 5]])
+    with pytest.raises(StateError, match="dice"):
+        legal_afterstates(good, [[7, 1]])
+    with pytest.raises(StateError, match="dice must have shape"):
+        legal_afterstates(good, [[6, 5], [1, 1]])
+    bad = good.copy()
+    bad[0, 0] = 1
+    with pytest.raises(StateError, match="mover has 16 checkers"):
+        legal_afterstates(bad, [[6, 5]])

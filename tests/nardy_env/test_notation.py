@@ -1,0 +1,92 @@
+"""NPN strings: round trips and one error per malformed kind of input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nardy_env import START_NPN, Color, NPNError, flip, format_npn, initial_states, parse_npn
+from tests.helpers import npn
+
+
+def test_start_position_parses_to_the_initial_state():
+    state, side = parse_npn(START_NPN)
+    assert side == Color.WHITE
+    assert (state == initial_states(1)[0]).all()
+    assert format_npn(state, side) == START_NPN
+
+
+@pytest.mark.parametrize("text", [
+    START_NPN,
+    START_NPN[:-1] + "b",
+    "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b",
+    "2,0,-3,1,0,0,0,-1,0,0,0,-9,1,0,0,0,0,-1,0,0,0,0,0,4:7,1:w",
+    "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0:15,15:b",
+])
+def test_npn_round_trip(text):
+    state, side = parse_npn(text)
+    assert format_npn(state, side) == text
+
+
+def test_black_to_move_is_stored_from_blacks_view():
+    state, side = parse_npn(START_NPN[:-1] + "b")
+    assert side == Color.BLACK
+    # Black's head (common 12) is its personal 24, white's head its personal 12.
+    assert state[23] == 15 and state[11] == -15
+
+
+def test_flip_gives_the_same_position_with_the_other_side_to_move():
+    text = npn({24: 10, 13: 2, 5: 3}, {12: 7, 20: 4, 16: 2}, off=(0, 2))
+    state, side = parse_npn(text)
+    other, _ = parse_npn(text[:-1] + "b")
+    assert (flip(state) == other).all()
+    assert (flip(flip(state)) == state).all()
+
+
+def test_surrounding_whitespace_is_ignored():
+    state, side = parse_npn(f"  {START_NPN}\n")
+    assert format_npn(state, side) == START_NPN
+
+
+@pytest.mark.parametrize("text, field", [
+    ("0,0,0", "fields"),
+    (START_NPN + ":x", "fields"),
+    ("0," * 22 + "15:0,0:w", "points"),
+    (START_NPN.replace("-15", "-16", 1), "point 12"),
+    (START_NPN.replace("-15", "x", 1), "point 12"),
+    (START_NPN.replace(":0,0:", ":0:"), "off"),
+    (START_NPN.replace(":0,0:", ":a,0:"), "white off"),
+    (START_NPN.replace(":0,0:", ":0,16:"), "black off"),
+    (START_NPN.replace(":0,0:", ":1,0:"), "white off"),
+    (START_NPN.replace(":0,0:", ":0,-1:"), "black off"),
+    (START_NPN.replace(",15:", ",14:"), "white off"),
+    (START_NPN.replace("-15", "-14", 1), "black off"),
+    (START_NPN[:-1] + "x", "side to move"),
+    (START_NPN[:-1] + "white", "side to move"),
+])
+def test_malformed_npn_names_the_wrong_field(text, field):
+    with pytest.raises(NPNError) as info:
+        parse_npn(text)
+    assert info.value.field == field
+    assert field in str(info.value)
+
+
+def test_not_a_string_is_rejected():
+    with pytest.raises(NPNError, match="string"):
+        parse_npn(None)  # type: ignore[arg-type]
+
+
+def test_format_rejects_nothing_it_parsed_randomly():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        cells = [0] * 24
+        points = rng.permutation(24)
+        w, b = int(rng.integers(0, 16)), int(rng.integers(0, 16))
+        wl, bl = 15 - w, 15 - b
+        k = 0
+        while wl:
+            n = int(rng.integers(1, wl + 1)); cells[points[k]] = n; wl -= n; k += 1
+        while bl:
+            n = int(rng.integers(1, bl + 1)); cells[points[k]] = -n; bl -= n; k += 1
+        text = f"{','.join(map(str, cells))}:{w},{b}:{'wb'[int(rng.integers(2))]}"
+        assert format_npn(*parse_npn(text)) == text

@@ -1,0 +1,329 @@
+"""One named test per rule of RULES.md, on hand-built positions.
+
+Positions are written in common numbering: white moves 24 -> 1 (home 1-6),
+black 12 -> 1 -> 24 -> 13 (home 13-18).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nardy_env import START_NPN, Rules, flip, initial_states, outcome, parse_npn
+from nardy_env.game import opening_roll
+from tests.helpers import board, npn, off, plays, results
+
+# The second player's first turn: white opened with 6-5 (24/18/13).
+SECOND = npn({24: 14, 13: 1}, {12: 15}, side="b")
+
+
+# --- RULES.md "Worked checks" -------------------------------------------------
+
+
+@pytest.mark.parametrize("dice", [(6, 5), (3, 1)])
+def test_worked_check_first_player_non_double_moves_one_checker(dice):
+    out = plays(START_NPN, *dice)
+    assert len(out) == 1
+    assert len(out[0]["moves"]) == 2
+    assert board(out[0]["result"])[24] == 14  # one checker left the head
+    assert board(out[0]["result"])[24 - sum(dice)] == 1
+
+
+def test_head_exception_second_player_6_6():
+    out = plays(SECOND, 6, 6)
+    assert len(out) == 1
+    # Two checkers 24->18 (black: common 12 -> 6); the next 6 would land on
+    # white's head, so only two dice are played.
+    assert out[0]["moves"] == [[12, 6], [12, 6]]
+    assert board(out[0]["result"])[6] == -2
+
+
+def test_head_exception_second_player_4_4():
+    out = plays(SECOND, 4, 4)
+    assert len(out) == 1
+    assert len(out[0]["moves"]) == 4
+    assert board(out[0]["result"])[4] == -2  # two checkers to personal 16 = common 4
+    assert board(out[0]["result"])[12] == -13
+
+
+def test_head_exception_second_player_3_3():
+    res = results(SECOND, 3, 3)
+    assert len(res) == 2
+    shapes = sorted(tuple(sorted((p, -v) for p, v in board(r).items() if v < 0 and p != 12)) for r in res)
+    # {15, 21} personal = common {3, 9}; {18, 18} personal = common 6 twice.
+    assert shapes == [((3, 1), (9, 1)), ((6, 2),)]
+    assert all(len(p["moves"]) == 4 for p in plays(SECOND, 3, 3))
+
+
+@pytest.mark.parametrize("face", [5, 2, 1])
+def test_head_rule_other_doubles_on_first_turn_move_one_checker_four_times(face):
+    out = plays(SECOND, face, face)
+    assert len(out) == 1
+    assert len(out[0]["moves"]) == 4
+    assert board(out[0]["result"])[12] == -14
+    assert all(m[0] != 12 for m in out[0]["moves"][1:])
+
+
+# --- Movement ---------------------------------------------------------------
+
+
+def test_checker_never_stops_on_an_opponent_point_but_passes_over():
+    pos = npn({24: 14, 10: 1}, {12: 14, 7: 1})
+    out = plays(pos, 3, 1)
+    assert all(m[1] != 7 for p in out for m in p["moves"])
+    # 10/9 9/6 jumps over black's checker on 7.
+    assert any(board(p["result"]).get(6) == 1 and 10 not in board(p["result"]) for p in out)
+
+
+def test_one_checker_takes_both_dice_only_through_an_open_point():
+    blocked = npn({24: 14, 10: 1}, {12: 13, 7: 1, 4: 1})  # 10-3 and 10-6 both black
+    assert all(board(r).get(1) != 1 for r in results(blocked, 6, 3))
+    open_ = npn({24: 14, 10: 1}, {12: 14, 4: 1})  # 10-3 = 7 open
+    assert any(board(r).get(1) == 1 for r in results(open_, 6, 3))
+
+
+def test_double_is_played_four_times():
+    pos = npn({24: 12, 20: 1, 16: 1, 8: 1}, {12: 15})
+    out = plays(pos, 2, 2)
+    assert out and all(len(p["moves"]) == 4 for p in out)
+
+
+def test_head_rule_one_checker_leaves_the_head_after_the_first_turn():
+    pos = npn({24: 14, 20: 1}, {12: 14, 19: 1})
+    for dice in [(6, 5), (3, 3), (4, 4), (6, 6)]:
+        for p in plays(pos, *dice):
+            assert sum(1 for m in p["moves"] if m[0] == 24) <= 1, (dice, p)
+
+
+def test_head_exception_needs_all_fifteen_on_the_head():
+    # Black has 14 on its head and one checker out: 4-4 lets only one leave.
+    pos = npn({24: 13, 13: 1, 19: 1}, {12: 14, 8: 1}, side="b")
+    for p in plays(pos, 4, 4):
+        assert sum(1 for m in p["moves"] if m[0] == 12) <= 1
+
+
+def test_head_exception_variant_empty_never_lets_two_leave():
+    rules = Rules(head_exception=())
+    out = plays(SECOND, 4, 4, rules)
+    assert len(out) == 1
+    # One checker 12 -> 8 -> 4; the next 4 lands on white's head; two dice played.
+    assert out[0]["moves"] == [[12, 8], [8, 4]]
+
+
+def test_head_exception_subset_variant_applies_only_to_listed_faces():
+    rules = Rules(head_exception=(6,))
+    assert len(plays(SECOND, 6, 6, rules)[0]["moves"]) == 2
+    assert board(plays(SECOND, 6, 6, rules)[0]["result"])[6] == -2
+    out = plays(SECOND, 3, 3, rules)
+    assert len(out) == 1 and board(out[0]["result"])[12] == -14
+
+
+def test_head_exception_applies_to_first_player_double_under_reroll_opening():
+    # Under opening="reroll" the first player may roll 6-6 and the exception applies.
+    out = plays(START_NPN, 6, 6, Rules(opening="reroll"))
+    assert len(out) == 1
+    assert board(out[0]["result"])[18] == 2 and board(out[0]["result"])[24] == 13
+
+
+# --- Block rule ---------------------------------------------------------------
+
+# White holds 9-8-7-6-5; a checker on 13 could complete 10-5 (six in a row of
+# black's route) with a 3.
+BLOCK_WHITE = {24: 9, 13: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}
+
+
+def _holds_block(result: str) -> bool:
+    b = board(result)
+    return all(b.get(p, 0) > 0 for p in range(5, 11))
+
+
+def test_block_of_six_without_opponent_ahead_is_illegal():
+    pos = npn(BLOCK_WHITE, {12: 15})
+    res = results(pos, 3, 5)
+    assert res and not any(_holds_block(r) for r in res)
+
+
+def test_block_of_six_with_opponent_checker_ahead_is_legal():
+    pos = npn(BLOCK_WHITE, {12: 14, 20: 1})  # black personal 8: past the block
+    assert any(_holds_block(r) for r in results(pos, 3, 5))
+
+
+def test_block_is_legal_once_the_opponent_has_borne_off():
+    pos = npn(BLOCK_WHITE, {12: 14}, off=(0, 1))
+    assert any(_holds_block(r) for r in results(pos, 3, 5))
+
+
+def test_block_rule_applies_after_every_single_die():
+    # 13/10 10/9 ends without a block but makes one after the first die; the
+    # 1 cannot be played first (12 is black's head), so the play is illegal.
+    pos = npn(BLOCK_WHITE, {12: 15})
+    assert not any(board(r).get(9) == 2 and 13 not in board(r) for r in results(pos, 3, 1))
+    ahead = npn(BLOCK_WHITE, {12: 14, 20: 1})
+    assert any(board(r).get(9) == 2 and 13 not in board(r) for r in results(ahead, 3, 1))
+
+
+def test_six_in_a_row_straddling_black_seam_12_13_is_allowed():
+    # White completes common 15..10, which is black personal 3..1 and 24..22:
+    # not six in a row of black's route.
+    pos = npn({24: 5, 16: 1, 15: 1, 14: 1, 13: 1, 11: 1, 10: 5}, {20: 15})
+    assert any(all(board(r).get(p, 0) > 0 for p in range(10, 16)) for r in results(pos, 4, 1))
+
+
+def test_six_in_a_row_across_common_1_24_is_a_block_against_black():
+    # Common 3,2,1,24,23,22 is black personal 15..10: consecutive on black's route.
+    white = {24: 10, 23: 1, 2: 1, 1: 1, 6: 1, 20: 1}
+    behind = npn(white, {12: 15})  # no black checker ahead of the block
+    ahead = npn(white, {12: 14, 16: 1})  # black personal 4: ahead
+
+    def makes(r):
+        return all(board(r).get(p, 0) > 0 for p in (3, 2, 1, 24, 23, 22))
+
+    assert not any(makes(r) for r in results(behind, 3, 2))
+    assert any(makes(r) for r in results(ahead, 3, 2))
+
+
+def test_six_in_a_row_straddling_white_seam_1_24_is_allowed_for_black():
+    # Black moves 1 -> 24 (its personal 13 -> 12) and holds common 3..1 and
+    # 24..21: white personal 3..1 and 24..21, not six in a row of white's route,
+    # although no white checker is off or ahead of either part.
+    black = {3: 1, 2: 1, 1: 2, 23: 1, 22: 1, 21: 1, 12: 8}
+    pos = npn({13: 15}, black, side="b")
+    seam = (3, 2, 1, 24, 23, 22, 21)
+    assert any(all(board(r).get(p, 0) < 0 for p in seam) for r in results(pos, 1, 2))
+
+
+def test_block_rule_home_variant_needs_an_opponent_checker_in_its_home():
+    # Black checker at common 20 (black personal 8) is ahead of the block but not home.
+    pos = npn(BLOCK_WHITE, {12: 14, 20: 1})
+    home = Rules(block_rule="home")
+    assert not any(_holds_block(r) for r in results(pos, 3, 5, home))
+    in_home = npn(BLOCK_WHITE, {12: 14, 16: 1})  # black personal 4: home
+    assert any(_holds_block(r) for r in results(in_home, 3, 5, home))
+
+
+# --- Using the dice -----------------------------------------------------------
+
+# White: 14 checkers on 1 (cannot move: not all home), one checker on 20.
+STUCK = {1: 14, 20: 1}
+
+
+def test_both_dice_must_be_played_when_possible():
+    pos = npn({1: 13, 20: 1, 10: 1}, {11: 15})
+    out = plays(pos, 6, 3)
+    assert out and all(len(p["moves"]) == 2 for p in out)
+
+
+def test_larger_die_must_be_played_when_only_one_die_can_be():
+    # 20/14 or 20/17 are possible alone; 14-3 and 17-6 both hit black's 11.
+    pos = npn(STUCK, {11: 15})
+    out = plays(pos, 6, 3)
+    assert [p["moves"] for p in out] == [[[20, 14]]]
+
+
+def test_smaller_die_is_played_when_the_larger_cannot_be():
+    pos = npn(STUCK, {11: 14, 14: 1})
+    out = plays(pos, 6, 3)
+    assert [p["moves"] for p in out] == [[[20, 17]]]
+
+
+def test_no_legal_move_passes_the_turn_with_the_same_checkers():
+    pos = npn(STUCK, {11: 13, 14: 1, 17: 1})
+    out = plays(pos, 6, 3)
+    assert len(out) == 1 and out[0]["moves"] == []
+    assert out[0]["result"] == pos[:-1] + "b"
+
+
+def test_partial_double_plays_as_many_dice_as_possible():
+    pos = npn(STUCK, {11: 14, 8: 1})  # 20/17/14 then 11 black: two of four 3s
+    out = plays(pos, 3, 3)
+    assert [p["moves"] for p in out] == [[[20, 17], [17, 14]]]
+
+
+# --- Bearing off --------------------------------------------------------------
+
+
+def test_bear_off_with_the_exact_die():
+    pos = npn({6: 2, 3: 2, 1: 1}, {12: 15}, off=(10, 0))
+    res = results(pos, 6, 3)
+    assert any(off(r)[0] == 12 and board(r).get(6) == 1 and board(r).get(3) == 1 for r in res)
+
+
+def test_bear_off_from_the_highest_point_when_the_die_is_higher():
+    pos = npn({3: 2, 1: 3}, {12: 15}, off=(10, 0))
+    res = results(pos, 6, 5)
+    assert len(res) == 1 and off(res[0])[0] == 12 and board(res[0]) == {1: 3, 12: -15}
+
+
+def test_die_must_move_inside_home_when_a_higher_checker_stands():
+    pos = npn({6: 1, 2: 1}, {12: 15}, off=(13, 0))
+    out = plays(pos, 4, 3)
+    assert len(out) == 1
+    assert off(out[0]["result"])[0] == 14 and board(out[0]["result"]).get(2) == 1
+    # The checker on 2 never bears off while 6 is still on the board.
+    assert out[0]["moves"][0][0] == 6
+
+
+def test_bearing_off_needs_every_checker_home():
+    pos = npn({7: 1, 1: 14}, {12: 15})
+    for p in plays(pos, 1, 1):
+        first_off = next((k for k, m in enumerate(p["moves"]) if m[1] == 0), None)
+        if first_off is not None:
+            assert any(m[0] == 7 for m in p["moves"][:first_off])
+
+
+def test_checker_entering_home_with_first_die_bears_off_with_second():
+    pos = npn({8: 1, 1: 14}, {12: 15})
+    out = plays(pos, 2, 6)
+    assert len(out) == 1 and off(out[0]["result"])[0] == 1 and board(out[0]["result"]) == {1: 14, 12: -15}
+
+
+def test_lone_last_checker_moves_inside_home_when_it_cannot_bear_off():
+    pos = npn({4: 1}, {12: 15}, off=(14, 0))
+    out = plays(pos, 2, 1)
+    assert [p["result"] for p in out] == [npn({1: 1}, {12: 15}, off=(14, 0), side="b")]
+
+
+def test_moving_inside_home_instead_of_bearing_off_is_allowed():
+    pos = npn({6: 1, 5: 1}, {12: 15}, off=(13, 0))
+    res = results(pos, 6, 1)
+    assert sorted(board(r).get(5, 0) + board(r).get(4, 0) * 10 for r in res) == [1, 10]
+
+
+def test_bearing_off_the_last_checker_ends_the_game_leaving_dice_unused():
+    pos = npn({2: 1}, {12: 15}, off=(14, 0))
+    for dice in [(6, 6), (2, 1), (5, 3)]:
+        out = plays(pos, *dice)
+        assert len(out) == 1 and off(out[0]["result"]) == (15, 0)
+    assert len(plays(pos, 6, 6)[0]["moves"]) == 1
+
+
+# --- Result -------------------------------------------------------------------
+
+
+def test_mars_when_loser_has_borne_off_none_and_oin_otherwise():
+    mars, _ = parse_npn(npn({}, {12: 15}, off=(15, 0), side="b"))
+    oin, _ = parse_npn(npn({}, {12: 14}, off=(15, 1), side="b"))
+    going, _ = parse_npn(START_NPN)
+    assert outcome(np.stack([mars, oin, going])).tolist() == [-2, -1, 0]
+    assert outcome(flip(np.stack([mars, oin]))).tolist() == [2, 1]
+
+
+# --- Starting the game --------------------------------------------------------
+
+
+def test_opening_roll_never_gives_a_double_and_the_higher_die_moves_first():
+    rng = np.random.default_rng(7)
+    first, dice = opening_roll(rng, 5000)
+    assert (dice[:, 0] != dice[:, 1]).all()
+    assert set(np.unique(first).tolist()) == {0, 1}
+    # White rolled the first die: white moves first exactly when it is higher.
+    assert ((first == 0) == (dice[:, 0] > dice[:, 1])).all()
+
+
+def test_opening_reroll_variant_may_give_a_double():
+    _, dice = opening_roll(np.random.default_rng(7), 5000, Rules(opening="reroll"))
+    assert (dice[:, 0] == dice[:, 1]).mean() == pytest.approx(1 / 6, abs=0.03)
+
+
+def test_starting_position_is_the_same_from_either_side():
+    assert (flip(initial_states(1)) == initial_states(1)).all()

@@ -1,0 +1,133 @@
+"""The ``nardy`` command through subprocess, as users and other programs call it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nardy_env import START_NPN
+from tests.helpers import npn
+
+SECOND = "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b"
+NARDY = Path(sys.executable).parent / "nardy"
+
+
+def run(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    return subprocess.run([*cmd, *args], input=stdin, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def test_console_script_is_installed():
+    assert NARDY.exists(), "the nardy console script is not installed next to the interpreter"
+
+
+def test_help_lists_subcommands_with_one_line_each():
+    out = run("--help")
+    assert out.returncode == 0
+    assert "moves" in out.stdout and "bench" in out.stdout
+    assert "list the legal plays" in out.stdout
+
+
+def test_moves_jsonl_worked_checks_and_format():
+    cases = [(START_NPN, [6, 5], 1), (START_NPN, [3, 1], 1), (SECOND, [6, 6], 1), (SECOND, [4, 4], 1),
+             (SECOND, [3, 3], 2), (SECOND, [5, 5], 1), (SECOND, [2, 2], 1), (SECOND, [1, 1], 1)]
+    stdin = "".join(json.dumps({"position": p, "dice": d}) + "\n" for p, d, _ in cases)
+    out = run("moves", "--jsonl", stdin=stdin)
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(lines) == len(cases)
+    for (pos, dice, n), rec in zip(cases, lines, strict=True):
+        assert rec["position"] == pos and rec["dice"] == dice
+        assert len(rec["results"]) == n
+        assert rec["results"] == sorted(rec["results"])
+        assert [p["result"] for p in rec["plays"]] == rec["results"]
+        assert all(r.endswith(":w" if pos.endswith("b") else ":b") for r in rec["results"])
+    assert lines[0]["plays"][0]["moves"] == [[24, 18], [18, 13]]
+
+
+def test_moves_jsonl_pass_gives_the_same_checkers_other_side():
+    pos = npn({1: 14, 20: 1}, {11: 13, 14: 1, 17: 1})
+    out = run("moves", "--jsonl", stdin=json.dumps({"position": pos, "dice": [6, 3]}) + "\n")
+    rec = json.loads(out.stdout)
+    assert rec["results"] == [pos[:-1] + "b"] and rec["plays"][0]["moves"] == []
+
+
+def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
+    good = json.dumps({"position": START_NPN, "dice": [6, 5]})
+    bad = [
+        "not json",
+        json.dumps([1, 2]),
+        json.dumps({"position": START_NPN}),
+        json.dumps({"position": START_NPN, "dice": [7, 1]}),
+        json.dumps({"position": START_NPN, "dice": [6]}),
+        json.dumps({"position": START_NPN.replace("-15", "-14"), "dice": [6, 5]}),
+        json.dumps({"position": 5, "dice": [6, 5]}),
+    ]
+    out = run("moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
+    assert out.returncode != 0
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(lines) == len(bad) + 2
+    assert "results" in lines[0] and "results" in lines[-1]
+    for rec in lines[1:-1]:
+        assert set(rec) == {"error"} and rec["error"]
+    assert "black" in lines[6]["error"]
+    assert "dice" in lines[4]["error"]
+
+
+def test_moves_jsonl_flushes_each_line():
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    proc = subprocess.Popen([*cmd, "moves", "--jsonl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write(json.dumps({"position": START_NPN, "dice": [6, 5]}) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()  # answered before stdin closes
+        assert json.loads(line)["results"]
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_moves_for_people_draws_the_board_and_numbers_the_plays():
+    out = run("moves", SECOND, "3", "3")
+    assert out.returncode == 0, out.stderr
+    assert "Black to move, dice 3-3" in out.stdout
+    assert " 1. 12/9 12/9 9/6 6/3" in out.stdout and " 2. " in out.stdout
+    assert "pips: white 349, black 360" in out.stdout
+
+
+def test_moves_for_people_reports_bad_input():
+    out = run("moves", "0,0:0,0:w", "6", "5")
+    assert out.returncode == 2 and "bad NPN" in out.stderr
+    out = run("moves", START_NPN, "6")
+    assert out.returncode == 2 and "two dice" in out.stderr
+
+
+def test_moves_rules_option_changes_the_result():
+    pos = npn({24: 9, 13: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1})
+    line = json.dumps({"position": pos, "dice": [3, 5]}) + "\n"
+    default = json.loads(run("moves", "--jsonl", stdin=line).stdout)
+    home = json.loads(run("moves", "--jsonl", "--rules", '{"block_rule": "home"}', stdin=line).stdout)
+    assert len(home["results"]) < len(default["results"])
+    bad = run("moves", "--jsonl", "--rules", '{"blockrule": "home"}', stdin=line)
+    assert bad.returncode != 0 and "unknown rules key" in bad.stderr
+
+
+def test_bench_json_reports_throughput():
+    out = run("bench", "--games", "200", "--json")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rec["games"] == 200
+    for key in ("seconds", "games_per_s", "positions_per_s"):
+        assert rec[key] > 0
+    assert 40 < rec["plies_per_game"] < 300
+
+
+@pytest.mark.parametrize("args", [["bench", "--games", "0"], ["nonsense"]])
+def test_bad_command_lines_exit_non_zero(args):
+    assert run(*args).returncode != 0
