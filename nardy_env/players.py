@@ -1,0 +1,95 @@
+"""The one interface every player implements, and how players are found by name.
+
+A player gets a batch of positions (mover's view) and the afterstates the
+rules core listed for them, and picks one afterstate per position. Bots, the
+TD network with or without search and exported policies all fit it, so
+environments, self-play, evaluation and the command line never care which
+player they hold.
+
+Players are named by strings. ``random`` is built in; other packages add names
+and loaders through the ``nardy.players`` entry-point group: each entry point
+is a function ``resolve(spec: str, rules: Rules) -> Player | None`` that
+returns a player for specs it understands (a bot name, a checkpoint path, an
+exported policy folder) and None otherwise. This keeps the game layer free of
+imports from the layers above it.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .core import Afterstates
+from .rules import DEFAULT_RULES, Rules
+
+__all__ = ["Player", "RandomPlayer", "PlayerNotFound", "load_player", "choose_indices"]
+
+
+@runtime_checkable
+class Player(Protocol):
+    """Anything with a batched ``choose``."""
+
+    name: str
+
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        """Pick one afterstate per position.
+
+        ``states``: int8 ``[B, 26]`` positions from the mover's view; ``found``:
+        their afterstates (``legal_afterstates``). Returns int64 ``[B]``: for
+        each position, the index of the chosen afterstate within that position's
+        results (0 .. count - 1).
+        """
+        ...
+
+
+class PlayerNotFound(LookupError):
+    """A player name that no installed resolver understands."""
+
+
+class RandomPlayer:
+    """Uniform over the legal afterstates: the weakest baseline."""
+
+    name = "random"
+
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        counts = found.counts()
+        return (rng.random(counts.shape[0]) * counts).astype(np.int64)
+
+
+def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
+                   rng: np.random.Generator) -> np.ndarray:
+    """Call ``player.choose`` and check its answer; returns absolute rows into ``found``."""
+    picks = np.asarray(player.choose(states, found, rng), dtype=np.int64)
+    counts = found.counts()
+    if picks.shape != counts.shape:
+        raise ValueError(f"player {getattr(player, 'name', player)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "
+                         f"choices for {counts.shape[0]} positions")
+    if (picks < 0).any() or (picks >= counts).any():
+        bad = int(np.flatnonzero((picks < 0) | (picks >= counts))[0])
+        raise ValueError(f"player {getattr(player, 'name', player)!r} chose afterstate {int(picks[bad])} "
+                         f"of position {bad}, which has {int(counts[bad])}")
+    return found.offsets[:-1] + picks
+
+
+def _resolvers():
+    return [ep.load() for ep in entry_points(group="nardy.players")]
+
+
+def load_player(spec: str | Player, rules: Rules = DEFAULT_RULES) -> Player:
+    """A player from a name (``random``, a bot name, a checkpoint, a policy folder) or a player object."""
+    if not isinstance(spec, str):
+        if callable(getattr(spec, "choose", None)):
+            return spec
+        raise TypeError(f"a player must be a name or have a choose() method, got {type(spec).__name__}")
+    if spec == "random":
+        return RandomPlayer()
+    for resolve in _resolvers():
+        player = resolve(spec, rules)
+        if player is not None:
+            return player
+    raise PlayerNotFound(
+        f"no player named {spec!r}: give a bot name, "
+        "a run directory or checkpoint file, or an exported policy folder"
+    )
