@@ -50,6 +50,8 @@ __all__ = [
     "initial_states",
     "flip",
     "legal_afterstates",
+    "legal_continuations",
+    "available_cpus",
     "outcome",
     "pip_counts",
     "validate_states",
@@ -373,20 +375,22 @@ def _move(board, i, j, sign, k0, k1, k2, outside, heads):
 
 @nb.njit(cache=True)
 def _search(
-    board, a, b, head_mask, block_home,
+    board, a, b, ndice, heads0, first_turn, head_mask, block_home,
     tk0, tk1, tk2, ttag, tstamp, tval, stamp,
     rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves,
 ):
     """Depth-first search over all single-die move sequences of one roll.
 
-    Visits each (dice order, depth, state) once, records the end of every
-    maximal sequence in the result arrays, and returns how many were recorded.
-    ``board`` is used as the working copy and is restored on return.
+    Plays ``ndice`` dice: 4 (or fewer, later in a turn) of a double ``a == b``;
+    2 for a non-double in either order; 1 for die ``a`` alone. ``heads0``
+    checkers have already left the head this turn; ``first_turn`` says whether
+    the turn began with all 15 on the head. Visits each (dice order, depth,
+    state) once, records the end of every maximal sequence in the result arrays,
+    and returns how many were recorded. ``board`` is restored on return.
     """
     double = a == b
-    nseq = 1 if double else 2
-    length = 4 if double else 2
-    first_turn = board[HEAD_INDEX] == NUM_CHECKERS
+    nseq = 2 if (not double and ndice == 2) else 1
+    length = ndice
     head_limit = 2 if (double and first_turn and head_mask[a]) else 1
     threshold = _block_threshold(board, block_home)
     outside0 = 0
@@ -403,14 +407,14 @@ def _search(
     nres = 0
 
     for s in range(nseq):
-        if double:
+        if double or ndice == 1:
             seq[0] = a; seq[1] = a; seq[2] = a; seq[3] = a
         elif s == 0:
             seq[0] = max(a, b); seq[1] = min(a, b)
         else:
             seq[0] = min(a, b); seq[1] = max(a, b)
         k0 = k0_root; k1 = k1_root; k2 = k2_root
-        heads = 0
+        heads = heads0
         outside = outside0
         depth = 0
         it[0] = NUM_POINTS - 1
@@ -485,7 +489,7 @@ def _search(
 
 
 @nb.njit(cache=True)
-def _select_and_sort(nres, double, a, b, rk0, rk1, rk2, rdepth, rdie, order):
+def _select_and_sort(nres, double, ndice, a, b, rk0, rk1, rk2, rdepth, rdie, order):
     """Apply the maximum-dice and larger-die rules; write the kept results, sorted, to ``order``."""
     best = 0
     for r in range(nres):
@@ -493,7 +497,7 @@ def _select_and_sort(nres, double, a, b, rk0, rk1, rk2, rdepth, rdie, order):
             best = rdepth[r]
     larger = max(a, b)
     need_die = 0
-    if not double and best == 1:
+    if not double and ndice == 2 and best == 1:
         need_die = min(a, b)
         for r in range(nres):
             if rdepth[r] == 1 and rdie[r] == larger:
@@ -525,7 +529,7 @@ def _select_and_sort(nres, double, a, b, rk0, rk1, rk2, rdepth, rdie, order):
 
 
 @nb.njit(cache=True, nogil=True)
-def _generate(states, dice, head_mask, block_home, capacity):
+def _generate(states, dice, ndice, heads_used, first_turn, head_mask, block_home, capacity):
     """Afterstates of every position; grows the output when ``capacity`` is too small."""
     nb_pos = states.shape[0]
     out_states = np.empty((capacity, STATE_SIZE), dtype=np.int8)
@@ -556,10 +560,10 @@ def _generate(states, dice, head_mask, block_home, capacity):
             board[x] = states[p, x]
         a = dice[p, 0]
         b = dice[p, 1]
-        nres = _search(board, a, b, head_mask, block_home,
+        nres = _search(board, a, b, ndice[p], heads_used[p], first_turn[p], head_mask, block_home,
                        tk0, tk1, tk2, ttag, tstamp, tval, p,
                        rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves)
-        n = _select_and_sort(nres, a == b, a, b, rk0, rk1, rk2, rdepth, rdie, order)
+        n = _select_and_sort(nres, a == b, ndice[p], a, b, rk0, rk1, rk2, rdepth, rdie, order)
         if m + n > capacity:
             new_cap = max(2 * capacity, m + n + 1024)
             grown_s = np.empty((new_cap, STATE_SIZE), dtype=np.int8)
@@ -623,8 +627,7 @@ def legal_afterstates(
 
     ``validate=False`` skips the input checks (for callers that pass only states
     this module produced). ``threads``: how many threads share a large batch
-    (default: the CPUs this process may use; 1 inside worker processes that
-    already fill the machine).
+    (default: the CPUs this process may use).
     """
     if validate:
         states = validate_states(states)
@@ -632,26 +635,65 @@ def legal_afterstates(
     else:
         states = np.ascontiguousarray(states, dtype=np.int8)
         dice = np.ascontiguousarray(dice, dtype=np.int64)
+    ndice = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2).astype(np.int64)
+    heads_used = np.zeros(states.shape[0], dtype=np.int64)
+    first_turn = states[:, HEAD_INDEX] == NUM_CHECKERS
+    return _run(states, dice, ndice, heads_used, first_turn, rules, threads)
+
+
+def legal_continuations(
+    states: np.ndarray,
+    dice: np.ndarray,
+    dice_left: np.ndarray,
+    heads_used: np.ndarray,
+    first_turn: np.ndarray,
+    rules: Rules = DEFAULT_RULES,
+    *,
+    threads: int | None = 1,
+) -> Afterstates:
+    """Every distinct way to finish a turn already under way, with the same rules.
+
+    ``dice``: the turn's two dice, or the remaining die twice when one die of a
+    non-double is left; ``dice_left``: single-die moves still to play (1..4 for
+    a double, 1 or 2 otherwise); ``heads_used``: checkers that have already left
+    the head this turn; ``first_turn``: whether the turn began with all 15 on
+    the head. Results are filtered by the maximum-dice rule counted from here on
+    (and the larger-die rule while both dice of a non-double remain); each
+    result's ``num_moves`` says how many dice it plays, so a caller can require
+    the number its whole turn needs.
+    """
+    states = validate_states(states)
+    batch = states.shape[0]
+    dice = _check_dice(dice, batch)
+    dice_left = np.broadcast_to(np.asarray(dice_left, dtype=np.int64), (batch,)).copy()
+    doubles = dice[:, 0] == dice[:, 1]
+    if ((dice_left < 1) | (dice_left > np.where(doubles, MAX_DICE_MOVES, 2))).any():
+        raise StateError("dice_left must be 1..4 for a double and 1..2 otherwise")
+    heads_used = np.broadcast_to(np.asarray(heads_used, dtype=np.int64), (batch,)).copy()
+    first_turn = np.broadcast_to(np.asarray(first_turn, dtype=np.bool_), (batch,)).copy()
+    return _run(states, dice, dice_left, heads_used, first_turn, rules, threads)
+
+
+def _run(states, dice, ndice, heads_used, first_turn, rules, threads) -> Afterstates:
     batch = states.shape[0]
     if threads is None:
         threads = available_cpus()
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))
+
+    def part(lo: int, hi: int):
+        return _generate(states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi],
+                         first_turn[lo:hi], rules.head_mask, rules.block_home, max(64, 16 * (hi - lo)))
+
     if threads == 1:
-        return Afterstates(*_generate(states, dice, rules.head_mask, rules.block_home,
-                                      max(64, 16 * batch)))
+        return Afterstates(*part(0, batch))
     global _POOL
     if _POOL is None or _POOL._max_workers < threads:
         _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nardy-movegen")
     bounds = np.linspace(0, batch, threads + 1).astype(np.int64)
-    parts = list(_POOL.map(
-        lambda k: _generate(states[bounds[k]:bounds[k + 1]], dice[bounds[k]:bounds[k + 1]],
-                            rules.head_mask, rules.block_home,
-                            max(64, 16 * int(bounds[k + 1] - bounds[k]))),
-        range(threads),
-    ))
+    parts = list(_POOL.map(lambda k: part(int(bounds[k]), int(bounds[k + 1])), range(threads)))
     offsets = [parts[0][3]]
-    for part in parts[1:]:
-        offsets.append(part[3][1:] + offsets[-1][-1])
+    for p in parts[1:]:
+        offsets.append(p[3][1:] + offsets[-1][-1])
     return Afterstates(
         np.concatenate([p[0] for p in parts]),
         np.concatenate([p[1] for p in parts]),
