@@ -85,6 +85,74 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_match(s: dict) -> None:
+    a, b = s["player_a"], s["player_b"]
+    print(f"{a} vs {b}: {s['games']} games ({s['pairs']} pairs of paired dice), seed {s['seed']}")
+    print(f"  {'points per game':<18} {s['points_per_game']:+.3f}   95% CI [{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}]")
+    print(f"  {'win rate':<18} {s['win_rate']:.1%}   95% CI [{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}]")
+    print(f"  {'mars rate':<18} {a}: {s['mars_rate_a']:.1%}   {b}: {s['mars_rate_b']:.1%}")
+    print(f"  {'mean game length':<18} {s['mean_plies']:.1f} plies")
+
+
+def _load_players_or_exit(specs, rules):
+    from nardy_env.players import PlayerNotFound, load_player
+
+    for spec in specs:
+        try:
+            load_player(spec, rules)
+        except (PlayerNotFound, ValueError, OSError) as exc:
+            raise SystemExit(f"nardy: {exc}") from None
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from train.evaluate import evaluate
+
+    rules = _rules(args.rules)
+    if args.games < 2 or args.games % 2:
+        print("nardy eval: --games must be an even number >= 2 (games are played in pairs)", file=sys.stderr)
+        return 2
+    _load_players_or_exit([args.a, args.b], rules)
+    result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                      progress=not args.json)
+    summary = result.summary()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_match(summary)
+    return 0
+
+
+def _cmd_ladder(args: argparse.Namespace) -> int:
+    from train.evaluate import ladder
+
+    rules = _rules(args.rules)
+    if args.games < 2 or args.games % 2:
+        print("nardy ladder: --games must be an even number >= 2", file=sys.stderr)
+        return 2
+    _load_players_or_exit(args.players, rules)
+    try:
+        out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                     progress=not args.json)
+    except ValueError as exc:
+        print(f"nardy ladder: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for s in out["matches"]:
+        print(f"| {s['player_a']} | {s['player_b']} | {s['games']} | {s['points_per_game']:+.3f} "
+              f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
+              f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
+    print()
+    print(f"| player | rating (points/game vs {out['ratings'][0]['player']}) | 95% CI |")
+    print("| --- | ---: | ---: |")
+    for r in sorted(out["ratings"], key=lambda r: -r["rating"]):
+        print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nardy`` command."""
     parser = argparse.ArgumentParser(
@@ -109,6 +177,28 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON")
     bench.set_defaults(func=_cmd_bench)
+
+    player_help = "a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; append @N to search N plies"
+    ev = sub.add_parser("eval", help="play two players against each other with paired dice",
+                        description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
+    ev.add_argument("a", metavar="A", help=player_help)
+    ev.add_argument("b", metavar="B", help=player_help)
+    ev.add_argument("--games", type=int, default=2000, help="games to play, an even number (default 2000)")
+    ev.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    ev.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
+    ev.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    ev.add_argument("--rules", help="rule variants as JSON")
+    ev.set_defaults(func=_cmd_eval)
+
+    ld = sub.add_parser("ladder", help="round robin between players, with ratings",
+                        description="Round robin of paired matches; a markdown table and ratings with intervals.")
+    ld.add_argument("players", nargs="+", metavar="PLAYER", help=player_help)
+    ld.add_argument("--games", type=int, default=2000, help="games per pair of players (default 2000)")
+    ld.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    ld.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
+    ld.add_argument("--json", action="store_true", help="print one JSON object")
+    ld.add_argument("--rules", help="rule variants as JSON")
+    ld.set_defaults(func=_cmd_ladder)
     return parser
 
 

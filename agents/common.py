@@ -1,0 +1,27 @@
+"""Helpers shared by players: per-position argmax over flat afterstate lists."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["segment_argmax", "segment_max"]
+
+
+def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Largest value of each segment ``offsets[i]:offsets[i + 1]`` (segments are never empty)."""
+    return np.maximum.reduceat(values, offsets[:-1])
+
+
+def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index within each segment of its largest value; ties go to the earliest."""
+    values = np.asarray(values, dtype=np.float64)
+    counts = np.diff(offsets)
+    best = np.repeat(segment_max(values, offsets), counts)
+    seg = np.repeat(np.arange(counts.shape[0]), counts)
+    is_best = values >= best
+    # The first True per segment: its flat position minus the segment start.
+    flat = np.flatnonzero(is_best)
+    first = np.full(counts.shape[0], -1, dtype=np.int64)
+    # Write in reverse so the earliest flat index of each segment wins.
+    first[seg[flat[::-1]]] = flat[::-1]
+    return first - offsets[:-1]

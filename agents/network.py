@@ -1,0 +1,107 @@
+"""The TD network: raw positions -> features -> MLP -> softmax over four outcomes.
+
+Outcomes, from the view of the side that has just moved ("me"), in this order:
+``[I win single, I win mars, I lose single, I lose mars]``. Equity is derived
+from them: ``win + 2 * win_mars - lose - 2 * lose_mars`` (cubeless points).
+
+The feature encoding runs inside the module (``RawFeatures``) so the network,
+its ONNX export and the numpy reference (``nardy_env.encoding.features``) all
+start from the same 50-number raw layout of FORMATS.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
+
+__all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS"]
+
+OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
+"""Names of the four outcome probabilities, in output order."""
+EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
+"""Points of each outcome: equity = outcomes @ EQUITY_WEIGHTS."""
+
+_POINTS = 24
+_CHECKERS = 15.0
+_START_PIPS = 360.0
+
+
+class RawFeatures(nn.Module):
+    """Torch twin of ``nardy_env.encoding.features`` (version ``nardy-features/1``)."""
+
+    version = FEATURES_VERSION
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("personal", torch.arange(1, _POINTS + 1, dtype=torch.float32), persistent=False)
+
+    def _side(self, counts: torch.Tensor, off: torch.Tensor, held_route: torch.Tensor) -> list[torch.Tensor]:
+        units = torch.stack([
+            (counts >= 1).float(),
+            (counts >= 2).float(),
+            (counts >= 3).float(),
+            torch.clamp(counts - 3, min=0) / 2,
+        ], dim=-1).reshape(counts.shape[0], _POINTS * 4)
+        pips = counts @ self.personal
+        home = counts[:, :6].sum(-1)
+        run = torch.zeros_like(off)
+        best = torch.zeros_like(off)
+        for k in range(_POINTS):
+            run = (run + 1) * held_route[:, k]
+            best = torch.maximum(best, run)
+        return [
+            units,
+            (off / _CHECKERS)[:, None],
+            (pips / _START_PIPS)[:, None],
+            (counts[:, _POINTS - 1] / _CHECKERS)[:, None],
+            (home / _CHECKERS)[:, None],
+            (torch.clamp(best, max=6) / 6)[:, None],
+            ((home + off) == _CHECKERS).float()[:, None],
+        ]
+
+    def forward(self, raw: torch.Tensor) -> torch.Tensor:
+        mine = raw[:, :_POINTS]
+        theirs = raw[:, _POINTS:2 * _POINTS]
+        mine_route = torch.roll((mine > 0).float(), -12, dims=1)
+        theirs_route = torch.roll((theirs > 0).float(), -12, dims=1)
+        parts = self._side(mine, raw[:, 48], mine_route) + self._side(theirs, raw[:, 49], theirs_route)
+        return torch.cat(parts, dim=1)
+
+
+class TDNetwork(nn.Module):
+    """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax)."""
+
+    def __init__(self, hidden: Sequence[int] = (128, 64)) -> None:
+        super().__init__()
+        if not hidden or any(int(h) < 1 for h in hidden):
+            raise ValueError(f"hidden layer sizes must be positive integers, got {list(hidden)}")
+        self.hidden = [int(h) for h in hidden]
+        self.features = RawFeatures()
+        layers: list[nn.Module] = []
+        width = NUM_FEATURES
+        for h in self.hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        layers.append(nn.Linear(width, len(OUTCOMES)))
+        self.body = nn.Sequential(*layers)
+        self.register_buffer("equity_weights", torch.tensor(EQUITY_WEIGHTS), persistent=False)
+
+    def logits(self, raw: torch.Tensor) -> torch.Tensor:
+        """Unnormalised outcome scores (the training loss works on these)."""
+        return self.body(self.features(raw))
+
+    def forward(self, raw: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(self.logits(raw), dim=-1)
+
+    def equity(self, outcomes: torch.Tensor) -> torch.Tensor:
+        """Cubeless equity of outcome probabilities."""
+        return outcomes @ self.equity_weights
+
+    def shape(self) -> dict:
+        """What is needed to rebuild this network."""
+        return {"input": RAW_SIZE, "features": NUM_FEATURES, "hidden": list(self.hidden),
+                "outputs": list(OUTCOMES), "features_version": FEATURES_VERSION}

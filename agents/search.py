@@ -1,0 +1,129 @@
+"""Players that score afterstates with an outcome network, with optional lookahead.
+
+Ply numbering follows gnubg: **0-ply** is the network's value of each
+afterstate; **1-ply** averages, over the opponent's 21 rolls, the value after
+the opponent's best reply chosen at 0-ply; **n-ply** averages over the
+opponent's rolls the value after its best reply chosen at (n-1)-ply. At every
+level deeper than 0, a move filter first ranks the candidates at 0-ply and
+searches only the best ``filter_k`` of them (the rest keep their 0-ply rank
+below every searched one).
+
+Values are cubeless equities in points from the view of the side that has
+just moved: terminal afterstates get their exact points (+1 oin, +2 mars).
+Any evaluator with ``outcomes(raw) -> [N, 4]`` works: the torch network or an
+exported ONNX policy.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+from nardy_env import Afterstates, Rules, flip, legal_afterstates
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.encoding import raw_positions
+from nardy_env.rules import DEFAULT_RULES
+
+from .common import segment_argmax, segment_max
+
+__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY"]
+
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+"""The 21 distinct rolls."""
+ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1 / 36, 2 / 36)
+"""Probability of each of ROLLS."""
+EQUITY = np.array([1.0, 2.0, -1.0, -2.0])
+"""Points of [win, win mars, lose, lose mars]."""
+
+
+class Evaluator(Protocol):
+    """Outcome probabilities of raw positions (FORMATS.md layout)."""
+
+    def outcomes(self, raw: np.ndarray) -> np.ndarray:
+        """float32 ``[N, 50]`` -> float ``[N, 4]`` probabilities summing to 1."""
+        ...
+
+
+def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(is over, exact equity for the mover) of mover's-view afterstates."""
+    over = states[:, OFF_MOVER] == NUM_CHECKERS
+    equity = np.where(states[:, OFF_OPPONENT] == 0, 2.0, 1.0)
+    return over, np.where(over, equity, 0.0)
+
+
+class SearchPlayer:
+    """Plays the afterstate with the highest n-ply equity."""
+
+    def __init__(self, evaluator: Evaluator, ply: int = 0, rules: Rules = DEFAULT_RULES,
+                 filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
+        if ply < 0:
+            raise ValueError(f"ply must be 0 or more, got {ply}")
+        self.evaluator = evaluator
+        self.ply = int(ply)
+        self.rules = rules
+        self.filter_k = int(filter_k)
+        self.name = name if ply == 0 else f"{name}@{ply}"
+        self.batch = batch
+        self.evaluations = 0  # positions sent to the evaluator, for cost reports
+
+    def static_equity(self, states: np.ndarray) -> np.ndarray:
+        """0-ply equity of mover's-view afterstates."""
+        over, exact = _terminal_equity(states)
+        value = exact.copy()
+        live = np.flatnonzero(~over)
+        for start in range(0, live.size, self.batch):
+            rows = live[start:start + self.batch]
+            outcomes = np.asarray(self.evaluator.outcomes(raw_positions(states[rows])), dtype=np.float64)
+            self.evaluations += rows.size
+            value[rows] = outcomes @ EQUITY
+        return value
+
+    def equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
+        """n-ply equity of mover's-view afterstates (default: this player's ply)."""
+        ply = self.ply if ply is None else ply
+        if ply == 0:
+            return self.static_equity(states)
+        over, exact = _terminal_equity(states)
+        value = exact.copy()
+        live = np.flatnonzero(~over)
+        if live.size == 0:
+            return value
+        opponent = flip(states[live])
+        n = opponent.shape[0]
+        positions = np.repeat(opponent, len(ROLLS), axis=0)
+        dice = np.tile(ROLLS, (n, 1))
+        replies = legal_afterstates(positions, dice, self.rules, validate=False)
+        reply_value = self._ranked_values(replies, ply - 1)
+        best = segment_max(reply_value, replies.offsets).reshape(n, len(ROLLS))
+        value[live] = -(best @ ROLL_WEIGHTS)
+        return value
+
+    def _ranked_values(self, found: Afterstates, ply: int) -> np.ndarray:
+        """Values of every afterstate in ``found`` for choosing among them at ``ply``.
+
+        Beyond 0-ply only the best ``filter_k`` per position (by 0-ply) are
+        searched; the others get a value below every searched one.
+        """
+        static = self.static_equity(found.states)
+        if ply == 0:
+            return static
+        counts = found.counts()
+        seg = np.repeat(np.arange(counts.size), counts)
+        # Rank within each position by 0-ply equity, best first (stable on ties).
+        order = np.lexsort((np.arange(static.size), -static, seg))
+        rank = np.empty(static.size, dtype=np.int64)
+        rank[order] = np.arange(static.size) - np.repeat(found.offsets[:-1], counts)
+        keep = rank < self.filter_k
+        value = np.full(static.size, -np.inf)
+        value[keep] = self.equity(found.states[keep], ply)
+        # Unsearched candidates keep their 0-ply order, below all searched ones.
+        value[~keep] = -1e6 + static[~keep]
+        return value
+
+    def evaluate(self, found: Afterstates) -> np.ndarray:
+        """This player's value of every afterstate (unsearched ones rank below searched)."""
+        return self._ranked_values(found, self.ply)
+
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
+        return segment_argmax(self.evaluate(found), found.offsets)

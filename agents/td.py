@@ -1,0 +1,113 @@
+"""The TD agent: a torch evaluator, checkpoints and loading a player from one.
+
+A checkpoint is one ``torch.save`` file (``checkpoint.pt``) holding the
+network's shape and weights, the feature version, the rules it was trained
+under and, from training, the optimizer, counters and RNG states. It is
+written atomically (temporary file, then rename), so a reader never sees half
+a file and a killed writer leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from nardy_env import Rules
+from nardy_env.encoding import FEATURES_VERSION
+from nardy_env.rules import DEFAULT_RULES
+
+from .network import TDNetwork
+from .search import SearchPlayer
+
+__all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "TorchEvaluator", "save_checkpoint",
+           "load_checkpoint", "td_player", "file_sha256"]
+
+CHECKPOINT_FORMAT = "nardy-checkpoint/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be read or does not fit this code."""
+
+
+class TorchEvaluator:
+    """Outcome probabilities from a ``TDNetwork`` (no gradients, float32)."""
+
+    def __init__(self, network: TDNetwork) -> None:
+        self.network = network.eval()
+
+    def outcomes(self, raw: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return self.network(torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))).numpy()
+
+
+def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT_RULES,
+                    **extra: Any) -> Path:
+    """Write a checkpoint atomically; ``extra`` (training state) is stored alongside."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "network": network.shape(),
+        "state_dict": network.state_dict(),
+        "rules": rules.to_dict(),
+        "features_version": FEATURES_VERSION,
+        **extra,
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(payload, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
+    """Read a checkpoint file (or a run directory's ``checkpoint.pt``): the network and everything saved."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "checkpoint.pt"
+    if not path.is_file():
+        raise CheckpointError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:  # a truncated or foreign file
+        raise CheckpointError(f"{path} is not a readable checkpoint: {exc}") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file")
+    if payload.get("features_version") != FEATURES_VERSION:
+        raise CheckpointError(
+            f"{path} was trained on features {payload.get('features_version')!r}; "
+            f"this code computes {FEATURES_VERSION!r}"
+        )
+    network = TDNetwork(payload["network"]["hidden"])
+    network.load_state_dict(payload["state_dict"])
+    payload["path"] = str(path)
+    return network, payload
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file (provenance of exports)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:
+    """A search player over the network in a checkpoint (rules default to the checkpoint's)."""
+    network, payload = load_checkpoint(path)
+    rules = rules or Rules.from_dict(payload.get("rules", {}))
+    return SearchPlayer(TorchEvaluator(network), ply=ply, rules=rules, filter_k=filter_k, name=str(path))

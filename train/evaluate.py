@@ -1,0 +1,260 @@
+"""Matches between players with paired dice, and round-robin ladders.
+
+Paired dice: every game is played twice with the same sequence of rolls (the
+opening roll included) and the players' sides swapped, so luck cancels within
+a pair. Results are reported as points per game for the first player with a
+95% confidence interval computed over pairs (the unit that is independent),
+the win rate with its interval, and both sides' mars rates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, available_cpus
+from nardy_env.game import opening_roll
+from nardy_env.players import Player, choose_indices, load_player
+from nardy_env.rules import DEFAULT_RULES
+
+__all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize"]
+
+_DICE_BLOCK = 128
+_MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
+
+
+def subset(found: Afterstates, positions: np.ndarray) -> Afterstates:
+    """The afterstates of some positions only, re-based to their own offsets."""
+    counts = found.counts()[positions]
+    starts = found.offsets[positions]
+    rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+    return Afterstates(found.states[rows], found.moves[rows], found.num_moves[rows],
+                       np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+
+
+class _PairDice:
+    """The opening roll and the roll sequence of each pair, from (seed, pair index)."""
+
+    def __init__(self, seed: int, pair_ids: np.ndarray, rules: Rules) -> None:
+        self.rngs = [np.random.default_rng([seed, int(j)]) for j in pair_ids]
+        first = np.empty(len(pair_ids), dtype=np.int8)
+        opening = np.empty((len(pair_ids), 2), dtype=np.int64)
+        for k, rng in enumerate(self.rngs):
+            f, d = opening_roll(rng, 1, rules)
+            first[k], opening[k] = f[0], d[0]
+        self.first, self.opening = first, opening
+        self.table = np.zeros((len(pair_ids), 0, 2), dtype=np.int64)
+
+    def at(self, pairs: np.ndarray, ply: np.ndarray) -> np.ndarray:
+        """Dice of ply ``ply`` (>= 1) of each given pair."""
+        need = int(ply.max()) if ply.size else 0
+        while self.table.shape[1] < need:
+            block = np.stack([rng.integers(1, 7, size=(_DICE_BLOCK, 2)) for rng in self.rngs])
+            self.table = np.concatenate([self.table, block], axis=1)
+        return self.table[pairs, ply - 1]
+
+
+def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed: int,
+               rules: Rules = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
+               threads: int | None = None) -> dict[str, np.ndarray]:
+    """Play each pair's two games (A white, then A black) in lockstep.
+
+    Returns per-game arrays in pair order (game ``2k`` is pair k with A white):
+    ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``.
+    """
+    pair_ids = np.asarray(pair_ids, dtype=np.int64)
+    n_pairs = len(pair_ids)
+    dice_src = _PairDice(seed, pair_ids, rules)
+    games = 2 * n_pairs
+    pair_of = np.repeat(np.arange(n_pairs), 2)
+    a_is_white = np.tile([True, False], n_pairs)
+    first_is_white = np.repeat(dice_src.first == 0, 2)
+    a_to_move = a_is_white == first_is_white
+    states = initial_states(games)
+    dice = np.repeat(dice_src.opening, 2, axis=0)
+    plies = np.zeros(games, dtype=np.int64)
+    points_a = np.zeros(games, dtype=np.int64)
+    rng = np.random.default_rng([seed, 1 << 30])  # only players that randomise draw from it
+    active = np.arange(games)
+    while active.size:
+        found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=threads)
+        picks = np.empty(active.size, dtype=np.int64)
+        for player, mask in ((player_a, a_to_move[active]), (player_b, ~a_to_move[active])):
+            idx = np.flatnonzero(mask)
+            if idx.size:
+                sub = subset(found, idx)
+                picks[idx] = found.offsets[idx] + (choose_indices(player, states[active[idx]], sub, rng)
+                                                   - sub.offsets[:-1])
+        after = found.states[picks]
+        over = after[:, OFF_MOVER] == NUM_CHECKERS
+        if over.any():
+            ended = active[over]
+            pts = np.where(after[over, OFF_OPPONENT] == 0, 2, 1)
+            points_a[ended] = np.where(a_to_move[ended], pts, -pts)
+            if on_games_done:
+                on_games_done(int(over.sum()))
+        states[active] = flip(after)
+        a_to_move[active] = ~a_to_move[active]
+        plies[active] += 1
+        active = active[~over]
+        if active.size and plies[active].max() > _MAX_PLIES:
+            raise RuntimeError(f"a game passed {_MAX_PLIES} plies; a player never finishes")
+        dice[active] = dice_src.at(pair_of[active], plies[active])
+    return {"points_a": points_a, "plies": plies}
+
+
+@dataclass
+class MatchResult:
+    """Per-game results of a paired match, and their summary."""
+
+    player_a: str
+    player_b: str
+    points_a: np.ndarray
+    plies: np.ndarray
+    seed: int
+
+    def summary(self) -> dict[str, Any]:
+        return summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
+
+
+def _mean_ci(pair_values: np.ndarray) -> tuple[float, float]:
+    """Mean and 95% half-width over independent pair values."""
+    n = pair_values.size
+    mean = float(pair_values.mean())
+    if n < 2:
+        return mean, float("inf")
+    return mean, float(1.96 * pair_values.std(ddof=1) / math.sqrt(n))
+
+
+def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndarray, seed: int) -> dict[str, Any]:
+    """The match summary: points per game and win rate with 95% intervals, mars rates."""
+    pairs = points_a.reshape(-1, 2)
+    ppg, ppg_ci = _mean_ci(pairs.mean(axis=1))
+    wins = (pairs > 0).mean(axis=1)
+    win_rate, win_ci = _mean_ci(wins)
+    return {
+        "player_a": player_a,
+        "player_b": player_b,
+        "games": int(points_a.size),
+        "pairs": int(pairs.shape[0]),
+        "seed": seed,
+        "win_rate": round(win_rate, 4),
+        "win_rate_ci95": [round(win_rate - win_ci, 4), round(win_rate + win_ci, 4)],
+        "points_per_game": round(ppg, 4),
+        "ci95": [round(ppg - ppg_ci, 4), round(ppg + ppg_ci, 4)],
+        "mars_rate_a": round(float((points_a == 2).mean()), 4),
+        "mars_rate_b": round(float((points_a == -2).mean()), 4),
+        "mean_plies": round(float(plies.mean()), 2),
+    }
+
+
+def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dict) -> dict[str, np.ndarray]:
+    """Process-pool entry: load both players by name and play some pairs."""
+    import torch
+
+    torch.set_num_threads(1)
+    r = Rules.from_dict(rules)
+    return play_pairs(load_player(spec_a, r), load_player(spec_b, r), pair_ids, seed, r, threads=1)
+
+
+def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
+             rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
+             chunk_pairs: int = 250) -> MatchResult:
+    """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
+
+    Players named by strings run in ``workers`` processes when there are enough
+    games (default: one per CPU); player objects run in this process. The
+    result does not depend on the number of workers: every pair's dice come
+    from (seed, pair index).
+    """
+    if games < 2 or games % 2:
+        raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")
+    n_pairs = games // 2
+    name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", "A")
+    name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", "B")
+    workers = available_cpus() if workers is None else max(1, workers)
+    by_name = isinstance(player_a, str) and isinstance(player_b, str)
+    chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
+    bar = _progress(games, f"{name_a} vs {name_b}", progress)
+    try:
+        if by_name and workers > 1 and len(chunks) > 1:
+            import multiprocessing as mp
+
+            ctx = mp.get_context("spawn")  # numba and torch threads do not survive fork
+            results: dict[int, dict[str, np.ndarray]] = {}
+            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+                futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict()): k
+                           for k, chunk in enumerate(chunks)}
+                for fut in as_completed(futures):
+                    results[futures[fut]] = fut.result()
+                    bar.update(2 * len(chunks[futures[fut]]))
+            parts = [results[k] for k in range(len(chunks))]
+        else:
+            pa = load_player(player_a, rules)
+            pb = load_player(player_b, rules)
+            parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update) for chunk in chunks]
+    finally:
+        bar.close()
+    return MatchResult(name_a, name_b, np.concatenate([p["points_a"] for p in parts]),
+                       np.concatenate([p["plies"] for p in parts]), seed)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="game", leave=False)
+
+
+def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEFAULT_RULES,
+           workers: int | None = None, progress: bool = False) -> dict[str, Any]:
+    """Round robin of paired matches and ratings in points per game.
+
+    Ratings solve r_i - r_j = ppg(i, j) by weighted least squares (weights
+    1 / se^2), anchored so the first player's rating is 0; their 95% intervals
+    come from the fit's covariance.
+    """
+    if len(players) < 2:
+        raise ValueError("a ladder needs at least two players")
+    if len(set(players)) != len(players):
+        raise ValueError("each player may appear only once in a ladder")
+    matches = []
+    for i in range(len(players)):
+        for j in range(i + 1, len(players)):
+            result = evaluate(players[i], players[j], games, seed=seed, rules=rules,
+                              workers=workers, progress=progress)
+            matches.append((i, j, result.summary()))
+    n = len(players)
+    rows, targets, weights = [], [], []
+    for i, j, s in matches:
+        row = np.zeros(n)
+        row[i], row[j] = 1.0, -1.0
+        half = (s["ci95"][1] - s["ci95"][0]) / 2
+        se = max(half / 1.96, 1e-3)
+        rows.append(row[1:])  # rating of player 0 fixed at 0
+        targets.append(s["points_per_game"])
+        weights.append(1.0 / se**2)
+    x, y, w = np.array(rows), np.array(targets), np.array(weights)
+    cov = np.linalg.pinv(x.T @ (w[:, None] * x))
+    fit = cov @ x.T @ (w * y)
+    ratings = [{"player": players[0], "rating": 0.0, "ci95": [0.0, 0.0]}]
+    for k in range(1, n):
+        half = 1.96 * math.sqrt(max(cov[k - 1, k - 1], 0.0))
+        ratings.append({"player": players[k], "rating": round(float(fit[k - 1]), 4),
+                        "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)]})
+    return {"games_per_pair": games, "seed": seed, "matches": [m[2] for m in matches], "ratings": ratings}
