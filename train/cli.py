@@ -153,6 +153,82 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hint_player(args: argparse.Namespace, rules):
+    from agents.registry import split_ply
+    from nardy_env.players import PlayerNotFound, load_player
+    from train.hint import default_player_spec
+
+    spec = args.policy or args.player or default_player_spec()
+    base, ply = split_ply(spec)
+    if args.ply is not None:
+        ply = args.ply
+    try:
+        return load_player(f"{base}@{ply}" if ply else base, rules)
+    except (PlayerNotFound, ValueError, OSError) as exc:
+        raise SystemExit(f"nardy: {exc}") from None
+
+
+def _cmd_hint(args: argparse.Namespace) -> int:
+    from nardy_env import NPNError
+    from nardy_env.render import npn_board_text
+    from train.hint import rank_plays
+    from train.moves import format_move_sequence, moves_record
+
+    rules = _rules(args.rules)
+    player = _hint_player(args, rules)
+    if args.jsonl:
+        failed = 0
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                out = moves_record(line, rules)
+                out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)
+            except (ValueError, NPNError) as exc:
+                failed += 1
+                out = {"error": str(exc)}
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+        return 1 if failed else 0
+    if args.position is None or len(args.dice) != 2:
+        print('nardy hint: give a position and two dice, e.g. nardy hint "<NPN>" 6 5, or use --jsonl',
+              file=sys.stderr)
+        return 2
+    try:
+        ranked = rank_plays(player, args.position, args.dice, rules)
+        board = npn_board_text(args.position, args.dice)
+    except (ValueError, NPNError) as exc:
+        print(f"nardy hint: {exc}", file=sys.stderr)
+        return 2
+    print(board)
+    print()
+    print(f"{player.name}'s ranking of {len(ranked)} legal plays:")
+    has_outcomes = "outcomes" in ranked[0]
+    label = "equity" if has_outcomes else "score"
+    header = f"  {'#':>3}  {label:>7}  " + ("  win   mars  lose  mars  ply  " if has_outcomes else "") + "play"
+    print(header)
+    for n, e in enumerate(ranked[: args.top], 1):
+        cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "
+        if has_outcomes:
+            cols += " ".join(f"{x:5.3f}" for x in e["outcomes"]) + f"  {e['ply']:>3}  "
+        print(cols + format_move_sequence(e["moves"]))
+    if len(ranked) > args.top:
+        print(f"  ... {len(ranked) - args.top} more (--top N shows more)")
+    return 0
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    from nardy_env import Color
+    from train.play import play_session
+
+    rules = _rules(args.rules)
+    args.player, args.policy = args.against, None
+    opponent = _hint_player(args, rules)
+    human = None if args.color == "random" else (Color.WHITE if args.color == "white" else Color.BLACK)
+    play_session(opponent, human=human, rules=rules, seed=args.seed, games=args.games)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nardy`` command."""
     parser = argparse.ArgumentParser(
@@ -199,6 +275,28 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("--json", action="store_true", help="print one JSON object")
     ld.add_argument("--rules", help="rule variants as JSON")
     ld.set_defaults(func=_cmd_ladder)
+
+    hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",
+                          description="Rank the legal plays of a position and roll, best first.")
+    hint.add_argument("position", nargs="?", help="position as an NPN string")
+    hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
+    hint.add_argument("--player", help=player_help + " (default: the shipped player, else heuristic)")
+    hint.add_argument("--policy", metavar="DIR", help="an exported policy folder (same as --player DIR)")
+    hint.add_argument("--ply", type=int, default=None, help="search depth (0 = the network alone)")
+    hint.add_argument("--top", type=int, default=10, help="plays to show (default 10)")
+    hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (FORMATS.md)")
+    hint.add_argument("--rules", help="rule variants as JSON")
+    hint.set_defaults(func=_cmd_hint)
+
+    play = sub.add_parser("play", help="play a game in the terminal against any player",
+                          description="Play Long Nardy in the terminal. Type 'help' at the prompt.")
+    play.add_argument("--against", help=player_help + " (default: the shipped player, else heuristic)")
+    play.add_argument("--ply", type=int, default=None, help="the opponent's search depth")
+    play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
+    play.add_argument("--seed", type=int, default=None, help="dice seed")
+    play.add_argument("--games", type=int, default=None, help="stop after this many games (default: ask)")
+    play.add_argument("--rules", help="rule variants as JSON")
+    play.set_defaults(func=_cmd_play)
     return parser
 
 

@@ -1,0 +1,77 @@
+"""Ranked plays of a position and roll, as a player sees them (``nardy hint``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.search import EQUITY, SearchPlayer
+from nardy_env import Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+from nardy_env.encoding import raw_positions
+from nardy_env.players import Player
+from nardy_env.rules import DEFAULT_RULES
+from train.moves import parse_dice
+
+__all__ = ["default_player_spec", "rank_plays"]
+
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+
+
+def default_player_spec() -> str:
+    """The shipped player when it is there, else the heuristic bot."""
+    return str(DEFAULT_CHECKPOINT) if (DEFAULT_CHECKPOINT / "checkpoint.pt").is_file() else "heuristic"
+
+
+def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:
+    """Every legal play, best first by ``player``'s evaluation.
+
+    Each entry: ``result`` (NPN, other side to move), ``equity`` (cubeless
+    points from the mover's view; for bots, the bot's own score), ``moves``
+    (common numbers, 0 = off), and for network players ``outcomes``
+    (0-ply probabilities [win, win mars, lose, lose mars]) and ``ply`` (the
+    depth at which the equity was computed; candidates dropped by the move
+    filter show their 0-ply equity).
+    """
+    d1, d2 = parse_dice(list(dice) if not isinstance(dice, list) else dice)
+    state, side = parse_npn(npn)
+    found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
+    entries = []
+    if isinstance(player, SearchPlayer):
+        values = player.evaluate(found)
+        static = player.static_equity(found.states)
+        live = found.states[:, 24] < 15
+        outcomes = np.zeros((found.states.shape[0], 4))
+        if live.any():
+            outcomes[live] = player.evaluator.outcomes(raw_positions(found.states[live]))
+        won = ~live
+        outcomes[won, 1] = found.states[won, 25] == 0
+        outcomes[won, 0] = found.states[won, 25] > 0
+        searched = values > -1e5
+        equity = np.where(searched, values, static)
+        ply = np.where(searched, player.ply, 0)
+    else:
+        values = np.asarray(player.equities(found), dtype=np.float64) if hasattr(player, "equities") \
+            else np.zeros(found.states.shape[0])
+        equity, outcomes, ply = values, None, None
+    for k in range(found.states.shape[0]):
+        n = int(found.num_moves[k])
+        entry: dict[str, Any] = {
+            "result": format_npn(flip(found.states[k]), side.other),
+            "equity": round(float(equity[k]), 6),
+            "moves": [[to_common_point(int(f), side), to_common_point(int(t), side)]
+                      for f, t in found.moves[k, :n]],
+        }
+        if outcomes is not None:
+            entry["outcomes"] = [round(float(x), 6) for x in outcomes[k]]
+            entry["ply"] = int(ply[k])
+        entries.append((float(values[k]), entry))
+    # Best first; ties keep the NPN order of FORMATS.md's tie-break.
+    entries.sort(key=lambda e: (-e[0], e[1]["result"]))
+    return [e for _, e in entries]
+
+
+def outcome_equity(outcomes: list[float]) -> float:
+    """Equity of outcome probabilities."""
+    return float(np.asarray(outcomes) @ EQUITY)
