@@ -229,6 +229,44 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from train.config import ConfigError, load_config
+    from train.trainer import Trainer, TrainError, config_for_resume, default_run_dir, summary_line
+
+    try:
+        if args.resume:
+            run_dir = Path(args.resume)
+            config = config_for_resume(run_dir)
+            if args.config:
+                print(f"nardy train: resuming {run_dir} with its own config.json; --config is ignored",
+                      file=sys.stderr)
+        else:
+            if not args.config:
+                print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
+                return 2
+            config = load_config(args.config)
+            run_dir = Path(args.out) if args.out else default_run_dir(config)
+        trainer = Trainer(config, run_dir, resume=bool(args.resume), address=args.address,
+                          progress=not args.quiet)
+    except (ConfigError, TrainError) as exc:
+        print(f"nardy train: {exc}", file=sys.stderr)
+        return 2
+    print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, "
+          f"resuming from {trainer.games})" if args.resume else
+          f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
+    stats = trainer.train(max_seconds=args.max_seconds)
+    print(f"trained {trainer.games} games; last window: {stats.get('games_per_s', 0):.0f} games/s, "
+          f"{stats.get('updates_per_s', 0):.0f} updates/s, actor restarts {trainer.actor_restarts}", flush=True)
+    if config.final_eval_games and trainer.games >= config.total_games:
+        record = trainer.evaluate(config.final_eval_games)
+        print(f"final evaluation ({config.final_eval_games} paired games each, 0-ply): "
+              f"{summary_line(record, config.eval_opponents)}", flush=True)
+    print(f"checkpoint: {run_dir / 'checkpoint.pt'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nardy`` command."""
     parser = argparse.ArgumentParser(
@@ -297,6 +335,16 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--games", type=int, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help="rule variants as JSON")
     play.set_defaults(func=_cmd_play)
+
+    tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
+                        description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
+    tr.add_argument("--config", help="YAML file of settings overriding the defaults (configs/*.yaml)")
+    tr.add_argument("--out", help="run directory (default runs/<config name>)")
+    tr.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    tr.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
+    tr.add_argument("--max-seconds", type=float, default=None, help="stop (with a checkpoint) after this long")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=_cmd_train)
     return parser
 
 

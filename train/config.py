@@ -1,0 +1,164 @@
+"""Training configuration: one frozen dataclass; YAML files only override it.
+
+Every run writes its resolved configuration to ``config.json`` in its run
+directory. Unknown keys and values of the wrong kind are errors that name the
+key, so a typo never trains with a silent default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nardy_env import Rules, RulesError
+
+__all__ = ["TrainConfig", "ConfigError", "load_config"]
+
+
+class ConfigError(ValueError):
+    """A configuration file or value that cannot be used."""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a self-play TD training run needs."""
+
+    name: str = "default"
+    """Run name: the default run directory is runs/<name>."""
+    seed: int = 0
+    """Seeds the network's initial weights, the learner and every self-play task."""
+    rules: dict[str, Any] = field(default_factory=dict)
+    """Rule variant keys of RULES.md (empty: the 2026 sports code)."""
+    hidden: tuple[int, ...] = (128, 64)
+    """Hidden layer sizes of the network."""
+    total_games: int = 100_000
+    """Self-play games to train on; the run stops after this many."""
+    actors: int = 0
+    """Self-play actors (Ray workers); 0 = one per CPU of the Ray cluster."""
+    games_per_task: int = 128
+    """Games one actor plays in lockstep per task; weights are refreshed between tasks."""
+    lam: float = 0.7
+    """TD(lambda): weight of later positions in the forward-view lambda-return."""
+    epsilon: float = 0.05
+    """Chance of a uniformly random play instead of the greedy one, at the start."""
+    epsilon_final: float = 0.0
+    """Exploration at the end of the run (linear decay)."""
+    lr: float = 1e-3
+    """Adam learning rate at the start."""
+    lr_final: float = 1e-4
+    """Learning rate at the end of the run (linear decay in games played)."""
+    batch_size: int = 512
+    """Samples per gradient step."""
+    replay_size: int = 200_000
+    """Most recent positions kept for minibatches."""
+    updates_per_sample: float = 1.0
+    """Gradient-step samples per new position (replay ratio)."""
+    eval_every_games: int = 20_000
+    """Evaluate against the bots every this many games (0: only at the end)."""
+    eval_games: int = 200
+    """Games per periodic evaluation against each opponent (paired dice, even)."""
+    eval_opponents: tuple[str, ...] = ("random", "race", "heuristic")
+    """Bots to evaluate against."""
+    final_eval_games: int = 1000
+    """Games of the final evaluation against each opponent, printed at the end."""
+    checkpoint_every_games: int = 10_000
+    """Write checkpoint.pt every this many games (and at the end)."""
+    keep_checkpoints: int = 3
+    """Older checkpoints kept as checkpoint-<games>.pt (0: only the latest)."""
+    log_every_seconds: float = 10.0
+    """TensorBoard scalars at most this often."""
+
+    def __post_init__(self) -> None:
+        def need(cond: bool, key: str, what: str) -> None:
+            if not cond:
+                raise ConfigError(f"{key}: {what}, got {getattr(self, key)!r}")
+
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
+        need(all(h > 0 for h in self.hidden) and len(self.hidden) > 0, "hidden", "positive layer sizes")
+        need(self.total_games > 0, "total_games", "a positive number")
+        need(self.actors >= 0, "actors", "0 (one per CPU) or more")
+        need(self.games_per_task > 0, "games_per_task", "a positive number")
+        need(0.0 <= self.lam <= 1.0, "lam", "a number in [0, 1]")
+        need(0.0 <= self.epsilon <= 1.0, "epsilon", "a probability")
+        need(0.0 <= self.epsilon_final <= 1.0, "epsilon_final", "a probability")
+        need(self.lr > 0 and self.lr_final > 0, "lr", "positive learning rates")
+        need(self.batch_size > 0, "batch_size", "a positive number")
+        need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
+        need(self.updates_per_sample > 0, "updates_per_sample", "a positive number")
+        need(self.eval_every_games >= 0, "eval_every_games", "0 or more")
+        need(self.eval_games >= 2 and self.eval_games % 2 == 0, "eval_games", "an even number >= 2")
+        need(self.final_eval_games >= 0 and self.final_eval_games % 2 == 0, "final_eval_games",
+             "an even number (0: none)")
+        need(self.checkpoint_every_games > 0, "checkpoint_every_games", "a positive number")
+        need(self.keep_checkpoints >= 0, "keep_checkpoints", "0 or more")
+        try:
+            Rules.from_dict(self.rules)
+        except (RulesError, TypeError) as exc:
+            raise ConfigError(f"rules: {exc}") from None
+
+    @property
+    def rules_obj(self) -> Rules:
+        """The rules as a Rules value."""
+        return Rules.from_dict(self.rules)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        d = dataclasses.asdict(self)
+        d["hidden"] = list(self.hidden)
+        d["eval_opponents"] = list(self.eval_opponents)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "config") -> TrainConfig:
+        """Build from keys, rejecting unknown ones by name."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{where}: expected a mapping of settings, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {unknown}; known keys: {sorted(known)}")
+        types = {f.name: f.type for f in fields(cls)}
+        clean = {}
+        for key, value in data.items():
+            expected = types[key]
+            if expected in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ConfigError(f"{where}: {key} must be an integer, got {value!r}")
+            if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
+            if expected == "str" and not isinstance(value, str):
+                raise ConfigError(f"{where}: {key} must be a string, got {value!r}")
+            clean[key] = value
+        try:
+            return cls(**clean)
+        except TypeError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+def load_config(path: str | Path | None, **overrides: Any) -> TrainConfig:
+    """Defaults, overridden by a YAML file (if given), then by ``overrides``."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"no config file at {path}")
+        try:
+            loaded = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+        data.update(loaded)
+        data.setdefault("name", path.stem)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig.from_dict(data, where=str(path) if path else "config")

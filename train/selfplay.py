@@ -1,0 +1,171 @@
+"""Self-play in lockstep batches, and the TD(lambda) targets it produces.
+
+A worker plays many games at once with one network: every ply it gathers all
+candidate afterstates of every unfinished game, scores them in one forward
+pass, and plays the best (or, with probability epsilon, a random one). For
+every position played it keeps the afterstate (the raw 50-number layout from
+the mover's view) and the network's outcome probabilities for it. When a game
+ends, each afterstate gets its forward-view lambda-return target, computed
+backwards from the result with the same values the worker used to choose:
+
+    target_T = the actual outcome (one-hot, from the last mover's view)
+    target_t = swap((1 - lam) * V(x_{t+1}) + lam * target_{t+1})
+
+``swap`` exchanges the win and lose halves ([w, wm, l, lm] -> [l, lm, w, wm]),
+because consecutive afterstates are seen by opposite sides. This module needs
+neither Ray nor a learner: ``train/trainer.py`` runs it inside Ray actors.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.common import segment_argmax
+from agents.network import TDNetwork
+from agents.search import EQUITY
+from nardy_env import Rules, flip, initial_states, legal_afterstates
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.encoding import raw_positions
+from nardy_env.game import opening_roll, roll_dice
+from nardy_env.rules import DEFAULT_RULES
+
+__all__ = ["SWAP", "lambda_returns", "outcome_one_hot", "SelfPlayWorker"]
+
+SWAP = np.array([2, 3, 0, 1])
+"""Outcome order seen by the other side."""
+_CALIBRATION_BINS = 10
+
+
+def outcome_one_hot(states: np.ndarray) -> np.ndarray:
+    """Exact outcome of finished afterstates from the mover's (the winner's) view."""
+    out = np.zeros((states.shape[0], 4), dtype=np.float32)
+    mars = states[:, OFF_OPPONENT] == 0
+    out[np.arange(states.shape[0]), np.where(mars, 1, 0)] = 1.0
+    return out
+
+
+def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
+    """Forward-view lambda-return targets of one game's afterstates.
+
+    ``values``: ``[T + 1, 4]`` outcome probabilities of the afterstates played,
+    in order, each from its mover's view; the last row is the game's actual
+    result (one-hot). Returns ``[T + 1, 4]`` targets (the last equals the result).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    targets = np.empty_like(values)
+    targets[-1] = values[-1]
+    for t in range(values.shape[0] - 2, -1, -1):
+        targets[t] = ((1 - lam) * values[t + 1] + lam * targets[t + 1])[SWAP]
+    return targets.astype(np.float32)
+
+
+def _lambda_returns_padded(values: np.ndarray, valid: np.ndarray, lam: float) -> np.ndarray:
+    """``lambda_returns`` for many games at once: ``[G, L, 4]`` right-aligned, ``valid`` marks real plies."""
+    targets = np.zeros_like(values)
+    targets[:, -1] = values[:, -1]
+    for t in range(values.shape[1] - 2, -1, -1):
+        step = ((1 - lam) * values[:, t + 1] + lam * targets[:, t + 1])[:, SWAP]
+        targets[:, t] = np.where(valid[:, t, None], step, 0.0)
+    return targets
+
+
+class SelfPlayWorker:
+    """Plays batches of self-play games with given weights; no Ray needed."""
+
+    def __init__(self, hidden: tuple[int, ...], rules: dict[str, Any] | None = None, threads: int = 1) -> None:
+        torch.set_num_threads(threads)
+        self.network = TDNetwork(hidden).eval()
+        self.rules = Rules.from_dict(rules or {}) if not isinstance(rules, Rules) else rules
+        self.games_played = 0
+
+    def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        self.network.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in weights.items()})
+
+    def _outcomes(self, states: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            return self.network(torch.from_numpy(raw_positions(states))).numpy()
+
+    def play(self, weights: dict[str, np.ndarray] | None, games: int, seed: int, epsilon: float,
+             lam: float) -> dict[str, Any]:
+        """Play ``games`` games; return training samples and statistics.
+
+        Samples: ``raw`` uint8 ``[S, 50]`` afterstates and ``targets`` float32
+        ``[S, 4]`` lambda-returns. Statistics: games, plies, mars results,
+        seconds, and calibration counts (predicted win probability vs result).
+        """
+        t0 = time.perf_counter()
+        if weights is not None:
+            self.set_weights(weights)
+        rng = np.random.default_rng(seed)
+        rules: Rules = self.rules if isinstance(self.rules, Rules) else DEFAULT_RULES
+        states = initial_states(games)
+        _, dice = opening_roll(rng, games, rules)
+        ply = np.zeros(games, dtype=np.int64)
+        active = np.arange(games)
+        rec_game, rec_ply, rec_raw, rec_val = [], [], [], []
+        while active.size:
+            found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=1)
+            over_all = found.states[:, OFF_MOVER] == NUM_CHECKERS
+            probs = np.empty((found.states.shape[0], 4), dtype=np.float32)
+            live = np.flatnonzero(~over_all)
+            if live.size:
+                probs[live] = self._outcomes(found.states[live])
+            if over_all.any():
+                probs[over_all] = outcome_one_hot(found.states[over_all])
+            pick = segment_argmax(probs.astype(np.float64) @ EQUITY, found.offsets)
+            if epsilon > 0:
+                explore = rng.random(active.size) < epsilon
+                counts = found.counts()
+                pick = np.where(explore, (rng.random(active.size) * counts).astype(np.int64), pick)
+            rows = found.offsets[:-1] + pick
+            after = found.states[rows]
+            rec_game.append(active.copy())
+            rec_ply.append(ply[active].copy())
+            rec_raw.append(raw_positions(after).astype(np.uint8))
+            rec_val.append(probs[rows])
+            over = after[:, OFF_MOVER] == NUM_CHECKERS
+            states[active] = flip(after)
+            ply[active] += 1
+            active = active[~over]
+            dice[active] = roll_dice(rng, active.size)
+        game = np.concatenate(rec_game)
+        step = np.concatenate(rec_ply)
+        raw = np.concatenate(rec_raw)
+        val = np.concatenate(rec_val)
+        length = ply  # plies per game
+        # Right-align every game in a [G, L, 4] array so one backward sweep covers all.
+        width = int(length.max())
+        col = width - length[game] + step
+        padded = np.zeros((games, width, 4), dtype=np.float32)
+        valid = np.zeros((games, width), dtype=bool)
+        padded[game, col] = val
+        valid[game, col] = True
+        targets = _lambda_returns_padded(padded, valid, lam)[game, col].astype(np.float32)
+        # Results from the first mover's view, for statistics.
+        final = val[col == width - 1]
+        mars = int(final[:, 1].sum())
+        # Calibration: predicted win probability of each played afterstate vs the game's result for its mover.
+        final_by_game = np.zeros((games, 4), dtype=np.float32)
+        last = col == width - 1
+        final_by_game[game[last]] = val[last]
+        plies_to_end = (length[game] - 1 - step) % 2  # 0: same mover as the last ply
+        won = np.where(plies_to_end == 0, 1.0, 0.0)
+        predicted = val[:, 0] + val[:, 1]
+        bins = np.minimum((predicted * _CALIBRATION_BINS).astype(np.int64), _CALIBRATION_BINS - 1)
+        cal_count = np.bincount(bins, minlength=_CALIBRATION_BINS)
+        cal_pred = np.bincount(bins, weights=predicted, minlength=_CALIBRATION_BINS)
+        cal_won = np.bincount(bins, weights=won, minlength=_CALIBRATION_BINS)
+        self.games_played += games
+        return {
+            "raw": raw,
+            "targets": targets,
+            "games": games,
+            "plies": int(length.sum()),
+            "mars": mars,
+            "seconds": time.perf_counter() - t0,
+            "calibration": np.stack([cal_count, cal_pred, cal_won]).astype(np.float64),
+        }

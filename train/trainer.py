@@ -1,0 +1,429 @@
+"""Self-play TD training across Ray actors, with a learner in the driver.
+
+Each actor (``SelfPlayWorker`` inside Ray) plays ``games_per_task`` games in
+lockstep with the weights it was handed and returns afterstates with their
+lambda-return targets. The driver keeps one task in flight per actor; whenever
+one returns it trains on the new samples (Adam on the cross-entropy between
+the network's softmax and the targets, minibatches drawn from a replay of
+recent positions), publishes the new weights with ``ray.put`` and hands them
+to that actor's next task, so actors never wait for each other.
+
+Without an address the run starts a local Ray sized to the machine (no
+dashboard, no usage stats); with ``address`` (or ``RAY_ADDRESS``) it joins that
+cluster unchanged. A dead actor is replaced and its task resubmitted.
+
+A run directory holds ``config.json``, ``checkpoint.pt`` (latest, written
+atomically), ``checkpoint-<games>.pt`` (the last ``keep_checkpoints``),
+TensorBoard events under ``tb/`` and ``eval.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.network import TDNetwork
+from agents.search import SearchPlayer
+from agents.td import TorchEvaluator, load_checkpoint, save_checkpoint
+from train.config import ConfigError, TrainConfig
+from train.selfplay import SelfPlayWorker
+
+__all__ = ["Trainer", "TrainError", "start_ray"]
+
+
+class TrainError(RuntimeError):
+    """A run that cannot start or go on."""
+
+
+def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
+    """Join a cluster by address (argument or RAY_ADDRESS), or start a quiet local Ray."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+    import ray
+
+    if ray.is_initialized():
+        return ray.cluster_resources()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        ray.init(address=address, include_dashboard=False, logging_level="WARNING", log_to_driver=True)
+    else:
+        from nardy_env.core import available_cpus
+
+        ray.init(num_cpus=num_cpus or available_cpus(), include_dashboard=False,
+                 object_store_memory=200 * 1024 * 1024, logging_level="WARNING",
+                 log_to_driver=True, configure_logging=True)
+    return ray.cluster_resources()
+
+
+def _weights(network: TDNetwork) -> dict[str, np.ndarray]:
+    return {k: v.detach().cpu().numpy().copy() for k, v in network.state_dict().items()}
+
+
+class _Replay:
+    """Ring buffer of (raw uint8 [50], target float32 [4])."""
+
+    def __init__(self, size: int) -> None:
+        self.raw = np.zeros((size, 50), dtype=np.uint8)
+        self.targets = np.zeros((size, 4), dtype=np.float32)
+        self.size = size
+        self.count = 0
+        self.head = 0
+
+    def add(self, raw: np.ndarray, targets: np.ndarray) -> None:
+        n = raw.shape[0]
+        if n >= self.size:
+            raw, targets, n = raw[-self.size:], targets[-self.size:], self.size
+        idx = (self.head + np.arange(n)) % self.size
+        self.raw[idx] = raw
+        self.targets[idx] = targets
+        self.head = (self.head + n) % self.size
+        self.count = min(self.count + n, self.size)
+
+    def sample(self, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+        idx = rng.integers(0, self.count, size=n)
+        return self.raw[idx], self.targets[idx]
+
+
+class Trainer:
+    """One training run: learner state, Ray actors, logging and checkpoints."""
+
+    def __init__(self, config: TrainConfig, run_dir: str | Path, resume: bool = False,
+                 address: str | None = None, progress: bool = True) -> None:
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.address = address
+        self.progress = progress
+        self.rules = config.rules_obj
+        torch.set_num_threads(1)
+        torch.manual_seed(config.seed)
+        self.network = TDNetwork(config.hidden)
+        self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr)
+        self.rng = np.random.default_rng([config.seed, 7])
+        self.games = 0
+        self.samples = 0
+        self.updates = 0
+        self.tasks_submitted = 0
+        self.actor_restarts = 0
+        self.eval_history: list[dict[str, Any]] = []
+        self.replay = _Replay(config.replay_size)
+        self.selfplay_seconds = 0.0
+        self.started = time.perf_counter()
+        if resume:
+            self._load(self.run_dir / "checkpoint.pt")
+        else:
+            if (self.run_dir / "checkpoint.pt").exists():
+                raise TrainError(f"{self.run_dir} already holds a run; use --resume {self.run_dir} "
+                                 "to continue it or --out to start a new one")
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            config.save(self.run_dir / "config.json")
+        self._writer = None
+        self._actors: list[Any] = []
+        self._pending: dict[Any, tuple[int, Any]] = {}
+
+    # -- state ------------------------------------------------------------------------------
+
+    def _load(self, path: Path) -> None:
+        if not path.is_file():
+            raise TrainError(f"nothing to resume: no checkpoint at {path}")
+        network, payload = load_checkpoint(path)
+        state = payload.get("trainer")
+        if state is None:
+            raise TrainError(f"{path} has no training state to resume from")
+        self.network.load_state_dict(network.state_dict())
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.games, self.samples, self.updates = state["games"], state["samples"], state["updates"]
+        self.tasks_submitted = state["tasks_submitted"]
+        self.actor_restarts = state.get("actor_restarts", 0)
+        self.eval_history = state.get("eval_history", [])
+        self.rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
+
+    def save(self) -> Path:
+        """Write checkpoint.pt atomically and keep the last few numbered copies."""
+        path = save_checkpoint(
+            self.run_dir / "checkpoint.pt", self.network, self.rules,
+            config=self.config.to_dict(),
+            training={"games": self.games, "samples": self.samples, "updates": self.updates},
+            trainer={
+                "optimizer": self.optimizer.state_dict(),
+                "games": self.games, "samples": self.samples, "updates": self.updates,
+                "tasks_submitted": self.tasks_submitted, "actor_restarts": self.actor_restarts,
+                "eval_history": self.eval_history, "rng": self.rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(), "selfplay_seconds": self.selfplay_seconds,
+            },
+        )
+        if self.config.keep_checkpoints:
+            numbered = self.run_dir / f"checkpoint-{self.games:09d}.pt"
+            tmp = numbered.with_suffix(".tmp")
+            shutil.copyfile(path, tmp)
+            os.replace(tmp, numbered)
+            old = sorted(self.run_dir.glob("checkpoint-*.pt"))[:-self.config.keep_checkpoints]
+            for p in old:
+                p.unlink(missing_ok=True)
+        return path
+
+    # -- schedule ---------------------------------------------------------------------------
+
+    def _fraction(self) -> float:
+        return min(1.0, self.games / self.config.total_games)
+
+    def epsilon(self) -> float:
+        c = self.config
+        return c.epsilon + (c.epsilon_final - c.epsilon) * self._fraction()
+
+    def learning_rate(self) -> float:
+        c = self.config
+        return c.lr + (c.lr_final - c.lr) * self._fraction()
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def learn(self, raw: np.ndarray, targets: np.ndarray) -> float:
+        """Add samples to the replay and take the gradient steps they pay for; returns the mean loss."""
+        self.replay.add(raw, targets)
+        self.samples += raw.shape[0]
+        steps = max(1, round(raw.shape[0] * self.config.updates_per_sample / self.config.batch_size))
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate()
+        self.network.train()
+        total = 0.0
+        for _ in range(steps):
+            x, y = self.replay.sample(self.rng, self.config.batch_size)
+            logits = self.network.logits(torch.from_numpy(x.astype(np.float32)))
+            loss = -(torch.from_numpy(y) * torch.log_softmax(logits, dim=-1)).sum(-1).mean()
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            self.optimizer.step()
+            total += loss.item()
+        self.network.eval()
+        self.updates += steps
+        return total / steps
+
+    # -- evaluation -------------------------------------------------------------------------
+
+    def player(self, ply: int = 0) -> SearchPlayer:
+        """The current network as a player (a frozen copy)."""
+        copy = TDNetwork(self.config.hidden)
+        copy.load_state_dict(self.network.state_dict())
+        return SearchPlayer(TorchEvaluator(copy), ply=ply, rules=self.rules, name="learner")
+
+    def evaluate(self, games: int) -> dict[str, Any]:
+        """Paired-dice matches of the current network (0-ply) against each configured bot."""
+        from train.evaluate import evaluate
+
+        record: dict[str, Any] = {"games_trained": self.games, "time": round(time.perf_counter() - self.started, 1)}
+        me = self.player()
+        for opponent in self.config.eval_opponents:
+            result = evaluate(me, opponent, games, seed=10_000 + len(self.eval_history), rules=self.rules,
+                              workers=1).summary()
+            record[opponent] = {k: result[k] for k in ("win_rate", "win_rate_ci95", "points_per_game",
+                                                      "ci95", "mars_rate_a", "mars_rate_b", "games")}
+        self.eval_history.append(record)
+        with open(self.run_dir / "eval.jsonl", "a") as fh:
+            fh.write(json.dumps(record) + "\n")
+        if self._writer is not None:
+            for opponent in self.config.eval_opponents:
+                self._writer.add_scalar(f"eval/win_rate_vs_{opponent}", record[opponent]["win_rate"], self.games)
+                self._writer.add_scalar(f"eval/points_per_game_vs_{opponent}",
+                                        record[opponent]["points_per_game"], self.games)
+        return record
+
+    # -- actors -----------------------------------------------------------------------------
+
+    def _new_actor(self) -> Any:
+        import ray
+
+        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
+        return actor_cls.remote(self.config.hidden, self.config.rules)
+
+    def _submit(self, slot: int, weights_ref: Any) -> None:
+        seed = [self.config.seed, 1, self.tasks_submitted]
+        self.tasks_submitted += 1
+        ref = self._actors[slot].play.remote(weights_ref, self.config.games_per_task, seed,
+                                             self.epsilon(), self.config.lam)
+        self._pending[ref] = (slot, weights_ref)
+
+    def _start_actors(self) -> int:
+        import ray
+
+        resources = start_ray(self.address)
+        n = self.config.actors or max(1, int(resources.get("CPU", 1)))
+        self._actors = [self._new_actor() for _ in range(n)]
+        weights_ref = ray.put(_weights(self.network))
+        for slot in range(n):
+            self._submit(slot, weights_ref)
+        return n
+
+    def kill_actor(self, slot: int) -> None:
+        """Kill one actor (used to test that training survives it)."""
+        import ray
+
+        ray.kill(self._actors[slot], no_restart=True)
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    def train(self, max_seconds: float | None = None) -> dict[str, Any]:
+        """Run until ``total_games`` (or ``max_seconds``); returns the last statistics."""
+        import ray
+        from torch.utils.tensorboard import SummaryWriter
+
+        c = self.config
+        self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games or None)
+        n_actors = self._start_actors()
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=c.total_games, initial=self.games, unit="game", desc=f"train {c.name}",
+                       dynamic_ncols=True)
+        next_eval = (self.games // c.eval_every_games + 1) * c.eval_every_games if c.eval_every_games else None
+        next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
+        window = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
+                  "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10))}
+        last_log = time.perf_counter()
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+        stats: dict[str, Any] = {}
+        try:
+            while self.games < c.total_games and (deadline is None or time.perf_counter() < deadline):
+                done, _ = ray.wait(list(self._pending), num_returns=1)
+                ref = done[0]
+                slot, weights_ref = self._pending.pop(ref)
+                try:
+                    out = ray.get(ref)
+                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                    self.actor_restarts += 1
+                    if bar is not None:
+                        bar.write(f"actor {slot} died ({type(exc).__name__}); starting a replacement")
+                    self._actors[slot] = self._new_actor()
+                    self._submit(slot, weights_ref)
+                    continue
+                t_learn = time.perf_counter()
+                loss = self.learn(out["raw"], out["targets"])
+                window["learn_s"] += time.perf_counter() - t_learn
+                self._submit(slot, ray.put(_weights(self.network)))
+                self.games += out["games"]
+                self.selfplay_seconds += out["seconds"]
+                for key in ("games", "plies", "mars"):
+                    window[key] += out[key]
+                window["loss"] += loss
+                window["batches"] += 1
+                window["cal"] += out["calibration"]
+                if bar is not None:
+                    bar.update(out["games"])
+                now = time.perf_counter()
+                if now - last_log >= c.log_every_seconds:
+                    stats = self._log(window, n_actors)
+                    last_log = now
+                    if bar is not None:
+                        bar.set_postfix(self._postfix(stats))
+                    window.update(games=0, plies=0, mars=0, loss=0.0, batches=0, t=now, updates=self.updates,
+                                  learn_s=0.0, cal=np.zeros((3, 10)))
+                if self.games >= next_ckpt:
+                    self.save()
+                    next_ckpt += c.checkpoint_every_games
+                if next_eval is not None and self.games >= next_eval:
+                    record = self.evaluate(c.eval_games)
+                    next_eval += c.eval_every_games
+                    if bar is not None:
+                        bar.set_postfix(self._postfix(stats, record))
+            if window["batches"]:
+                stats = self._log(window, n_actors)
+            self.save()
+        finally:
+            if bar is not None:
+                bar.close()
+            self._pending.clear()  # killing the actors below drops their tasks
+            for actor in self._actors:
+                ray.kill(actor, no_restart=True)
+            self._actors = []
+            self._writer.flush()
+        stats["games"] = self.games
+        stats["actor_restarts"] = self.actor_restarts
+        return stats
+
+    def _postfix(self, stats: dict[str, Any], record: dict[str, Any] | None = None) -> dict[str, str]:
+        post = {}
+        if "games_per_s" in stats:
+            post["games/s"] = f"{stats['games_per_s']:.0f}"
+        record = record or (self.eval_history[-1] if self.eval_history else None)
+        if record:
+            for opp in self.config.eval_opponents:
+                post[opp] = f"{record[opp]['win_rate']:.0%}"
+        return post
+
+    def _log(self, window: dict[str, Any], n_actors: int) -> dict[str, Any]:
+        elapsed = max(time.perf_counter() - window["t"], 1e-9)
+        games = max(window["games"], 1)
+        updates = self.updates - window["updates"]
+        cal = window["cal"]
+        nonzero = cal[0] > 0
+        ece = float(np.abs(cal[1][nonzero] - cal[2][nonzero]).sum() / max(cal[0].sum(), 1))
+        stats = {
+            "games_per_s": window["games"] / elapsed,
+            "updates_per_s": updates / elapsed,
+            "learner_busy": window["learn_s"] / elapsed,
+            "mean_game_plies": window["plies"] / games,
+            "mars_rate": window["mars"] / games,
+            "loss": window["loss"] / max(window["batches"], 1),
+            "calibration_error": ece,
+            "epsilon": self.epsilon(),
+            "learning_rate": self.learning_rate(),
+            "actors": n_actors,
+            "actor_restarts": self.actor_restarts,
+        }
+        w = self._writer
+        if w is not None:
+            w.add_scalar("train/loss", stats["loss"], self.games)
+            w.add_scalar("selfplay/games", self.games, self.games)
+            w.add_scalar("selfplay/games_per_s", stats["games_per_s"], self.games)
+            w.add_scalar("selfplay/mean_game_plies", stats["mean_game_plies"], self.games)
+            w.add_scalar("selfplay/mars_rate", stats["mars_rate"], self.games)
+            w.add_scalar("learner/updates_per_s", stats["updates_per_s"], self.games)
+            w.add_scalar("learner/busy_fraction", stats["learner_busy"], self.games)
+            w.add_scalar("learner/learning_rate", stats["learning_rate"], self.games)
+            w.add_scalar("selfplay/epsilon", stats["epsilon"], self.games)
+            w.add_scalar("calibration/expected_error", ece, self.games)
+            for b in np.flatnonzero(nonzero):
+                w.add_scalar(f"calibration/actual_win_rate_pred_{b / 10:.1f}", cal[2][b] / cal[0][b], self.games)
+            w.add_scalar("selfplay/actor_restarts", self.actor_restarts, self.games)
+        return stats
+
+
+def default_run_dir(config: TrainConfig) -> Path:
+    """runs/<name>, or runs/<name>-2, -3... if taken."""
+    base = Path("runs") / config.name
+    if not (base / "checkpoint.pt").exists():
+        return base
+    for k in range(2, 10_000):
+        cand = Path("runs") / f"{config.name}-{k}"
+        if not (cand / "checkpoint.pt").exists():
+            return cand
+    raise TrainError("no free run directory under runs/")
+
+
+def config_for_resume(run_dir: Path) -> TrainConfig:
+    """The resolved configuration a run was started with."""
+    path = run_dir / "config.json"
+    if not path.is_file():
+        raise TrainError(f"cannot resume {run_dir}: no config.json there")
+    try:
+        return TrainConfig.from_dict(json.loads(path.read_text()), where=str(path))
+    except (json.JSONDecodeError, ConfigError) as exc:
+        raise TrainError(f"cannot resume {run_dir}: {exc}") from None
+
+
+def summary_line(record: dict[str, Any], opponents: tuple[str, ...]) -> str:
+    parts = []
+    for opp in opponents:
+        r = record[opp]
+        parts.append(f"vs {opp}: win {r['win_rate']:.1%} [{r['win_rate_ci95'][0]:.1%}, {r['win_rate_ci95'][1]:.1%}], "
+                     f"{r['points_per_game']:+.3f} pts/game")
+    return "; ".join(parts)
+
