@@ -169,9 +169,10 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
-    games (default: one per CPU); player objects run in this process. The
-    result does not depend on the number of workers: every pair's dice come
-    from (seed, pair index).
+    games (default: one per CPU); player objects run in this process. Every
+    pair's dice come from (seed, pair index), so with deterministic players
+    (the bots, the TD network) the result does not depend on the number of
+    workers; a randomising player draws from one stream per chunk of pairs.
     """
     if games < 2 or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")

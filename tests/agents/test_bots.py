@@ -1,0 +1,82 @@
+"""The baseline bots' documented preferences, on hand-built positions."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.bots import HeuristicBot, RaceBot, heuristic_values, race_values
+from agents.common import segment_argmax
+from nardy_env import legal_afterstates, parse_npn
+from nardy_env.encoding import raw_positions
+from tests.helpers import npn
+
+
+def raw_of(*positions: str) -> np.ndarray:
+    """Raw layout of positions seen by the side that just moved (the side NOT to move in the NPN)."""
+    from nardy_env import flip
+
+    return raw_positions(flip(np.stack([parse_npn(p)[0] for p in positions])))
+
+
+def test_segment_argmax_takes_the_first_of_ties():
+    values = np.array([1.0, 3.0, 3.0, 0.0, -1.0, -1.0])
+    assert segment_argmax(values, np.array([0, 3, 4, 6])).tolist() == [1, 0, 0]
+
+
+def test_race_prefers_fewer_pips():
+    near = npn({5: 15}, {12: 15}, side="b")
+    far = npn({6: 15}, {12: 15}, side="b")
+    v = race_values(raw_of(near, far))
+    assert v[0] > v[1]
+
+
+def test_race_prefers_borne_off_checkers():
+    off = npn({1: 14}, {12: 15}, off=(1, 0), side="b")
+    home = npn({1: 15}, {12: 15}, side="b")
+    v = race_values(raw_of(off, home))
+    assert v[0] > v[1]
+
+
+def test_race_prefers_few_tall_stacks_at_equal_pips():
+    spread = npn({9: 3, 8: 3, 7: 3, 6: 3, 5: 3}, {12: 15}, side="b")
+    stacked = npn({9: 1, 8: 6, 7: 1, 6: 6, 5: 1}, {12: 15}, side="b")
+    v = race_values(raw_of(spread, stacked))
+    assert v[0] > v[1]
+
+
+def test_heuristic_values_a_block_in_front_of_opponent_checkers():
+    # White holds 10..5 with black checkers behind it (on 12), versus the same
+    # checkers spread without a block; equal pips.
+    block = npn({24: 9, 10: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1}, side="b")
+    loose = npn({24: 9, 11: 1, 9: 1, 8: 1, 7: 1, 6: 1, 4: 1}, {12: 14, 20: 1}, side="b")
+    v = heuristic_values(raw_of(block, loose))
+    assert v[0] > v[1]
+
+
+def test_heuristic_takes_checkers_off_the_head():
+    # Same pips: one checker more off the head versus a checker moved further.
+    off_head = npn({24: 12, 18: 1, 17: 1, 16: 1}, {12: 15}, side="b")
+    stay = npn({24: 13, 17: 1, 10: 1}, {12: 15}, side="b")
+    assert sum(p * n for p, n in {24: 12, 18: 1, 17: 1, 16: 1}.items()) == sum(
+        p * n for p, n in {24: 13, 17: 1, 10: 1}.items())
+    v = heuristic_values(raw_of(off_head, stay))
+    assert v[0] > v[1]
+
+
+def test_heuristic_hurries_home_when_mars_threatens():
+    # Black has 10 off; white has none off. Bringing a checker home beats a
+    # move of the same length that stays outside.
+    home = npn({6: 1, 8: 14}, {13: 5}, off=(0, 10), side="b")
+    outside = npn({7: 1, 8: 13, 9: 1}, {13: 5}, off=(0, 10), side="b")
+    v = heuristic_values(raw_of(home, outside))
+    assert v[0] > v[1]
+
+
+def test_bots_pick_their_best_valued_afterstate():
+    state, _ = parse_npn(npn({24: 10, 20: 2, 16: 3}, {12: 13, 5: 2}))
+    found = legal_afterstates(state[None], np.array([[4, 2]]))
+    for bot, values in ((RaceBot(), race_values), (HeuristicBot(), heuristic_values)):
+        pick = int(bot.choose(state[None], found, np.random.default_rng(0))[0])
+        v = values(raw_positions(found.states))
+        assert v[pick] == v.max()
+        assert pick == int(np.argmax(v))  # the earliest of equal values

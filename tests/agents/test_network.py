@@ -1,0 +1,85 @@
+"""The TD network: in-graph features match the numpy reference; checkpoints round-trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents.network import TDNetwork
+from agents.td import CheckpointError, load_checkpoint, save_checkpoint, td_player
+from nardy_env import Rules, flip, initial_states, legal_afterstates
+from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, features, raw_positions
+from nardy_env.game import roll_dice
+
+
+def _positions(n: int = 2000) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    states = initial_states(64)
+    out = []
+    for _ in range(60):
+        found = legal_afterstates(states, roll_dice(rng, len(states)))
+        out.append(found.states)
+        pick = found.offsets[:-1] + (rng.random(len(states)) * found.counts()).astype(np.int64)
+        after = found.states[pick]
+        keep = after[:, 24] < 15
+        states = flip(after[keep])
+        if len(states) == 0:
+            break
+    return np.concatenate(out)[:n]
+
+
+def test_torch_features_equal_the_numpy_reference():
+    raw = raw_positions(_positions())
+    with torch.no_grad():
+        got = TDNetwork().features(torch.from_numpy(raw)).numpy()
+    assert got.shape == (raw.shape[0], NUM_FEATURES)
+    assert np.array_equal(got, features(raw))
+
+
+def test_outputs_are_probabilities_and_equity_is_derived():
+    net = TDNetwork((16,))
+    raw = torch.from_numpy(raw_positions(_positions(50)))
+    with torch.no_grad():
+        p = net(raw)
+        assert torch.allclose(p.sum(1), torch.ones(len(p)))
+        assert torch.allclose(net.equity(p), p[:, 0] + 2 * p[:, 1] - p[:, 2] - 2 * p[:, 3])
+
+
+def test_bad_hidden_sizes_are_rejected():
+    with pytest.raises(ValueError, match="hidden"):
+        TDNetwork((0,))
+
+
+def test_checkpoint_round_trip_keeps_shape_rules_and_weights(tmp_path):
+    net = TDNetwork((24, 8))
+    rules = Rules(block_rule="home")
+    path = save_checkpoint(tmp_path / "run" / "checkpoint.pt", net, rules, training={"games": 7})
+    loaded, payload = load_checkpoint(tmp_path / "run")
+    assert payload["network"]["hidden"] == [24, 8]
+    assert payload["features_version"] == FEATURES_VERSION
+    assert payload["rules"]["block_rule"] == "home"
+    assert payload["training"]["games"] == 7
+    for a, b in zip(net.state_dict().values(), loaded.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    player = td_player(path, ply=0)
+    assert player.rules == rules
+    assert not list((tmp_path / "run").glob("*.tmp"))  # atomic write leaves no temp file
+
+
+def test_bad_checkpoints_give_clear_errors(tmp_path):
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        load_checkpoint(tmp_path / "missing.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(tmp_path / "junk.pt")
+    torch.save({"format": "something-else"}, tmp_path / "other.pt")
+    with pytest.raises(CheckpointError, match="nardy-checkpoint/1"):
+        load_checkpoint(tmp_path / "other.pt")
+    net = TDNetwork((8,))
+    save_checkpoint(tmp_path / "old.pt", net)
+    payload = torch.load(tmp_path / "old.pt", weights_only=False)
+    payload["features_version"] = "nardy-features/0"
+    torch.save(payload, tmp_path / "old.pt")
+    with pytest.raises(CheckpointError, match="features"):
+        load_checkpoint(tmp_path / "old.pt")

@@ -1,0 +1,114 @@
+"""Search: 0-ply, 1-ply and 2-ply values against explicit computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, SearchPlayer
+from nardy_env import flip, legal_afterstates, parse_npn
+from nardy_env.encoding import raw_positions
+from tests.helpers import npn
+
+
+class LinearEvaluator:
+    """A fixed random softmax-linear evaluator: deterministic and cheap."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.w = np.random.default_rng(seed).normal(0, 0.2, size=(50, 4))
+
+    def outcomes(self, raw: np.ndarray) -> np.ndarray:
+        z = raw @ self.w
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+
+# A bearing-off race keeps the explicit recursion small.
+RACE = npn({6: 2, 5: 2, 3: 1}, {18: 2, 17: 1, 15: 2}, off=(10, 10))
+
+
+def afterstates(position: str, dice):
+    state, _ = parse_npn(position)
+    return legal_afterstates(state[None], np.array([dice]))
+
+
+def static(ev, states):
+    out = np.zeros(len(states))
+    for k, s in enumerate(states):
+        if s[24] == 15:
+            out[k] = 2.0 if s[25] == 0 else 1.0
+        else:
+            out[k] = ev.outcomes(raw_positions(s[None]))[0] @ EQUITY
+    return out
+
+
+def explicit_value(ev, state, ply):
+    """Plain recursion: minus the roll-average of the opponent's best reply at ply - 1."""
+    if state[24] == 15:
+        return 2.0 if state[25] == 0 else 1.0
+    if ply == 0:
+        return float(ev.outcomes(raw_positions(state[None]))[0] @ EQUITY)
+    total = 0.0
+    for roll, weight in zip(ROLLS, ROLL_WEIGHTS, strict=True):
+        replies = legal_afterstates(flip(state)[None], roll[None])
+        total += weight * max(explicit_value(ev, r, ply - 1) for r in replies.states)
+    return -total
+
+
+def test_zero_ply_is_the_evaluator_equity():
+    ev = LinearEvaluator()
+    found = afterstates(RACE, [5, 3])
+    player = SearchPlayer(ev, ply=0)
+    assert np.allclose(player.equity(found.states), static(ev, found.states))
+
+
+def test_one_ply_value_equals_the_explicit_average_over_21_rolls():
+    ev = LinearEvaluator(1)
+    found = afterstates(RACE, [4, 1])
+    player = SearchPlayer(ev, ply=1)
+    got = player.equity(found.states)
+    want = [explicit_value(ev, s, 1) for s in found.states]
+    assert np.allclose(got, want)
+
+
+def test_two_ply_without_filtering_equals_the_explicit_recursion():
+    ev = LinearEvaluator(2)
+    position = npn({3: 1, 2: 1}, {16: 1, 14: 1}, off=(13, 13))
+    found = afterstates(position, [1, 1])
+    player = SearchPlayer(ev, ply=2, filter_k=1000)
+    got = player.equity(found.states)
+    want = [explicit_value(ev, s, 2) for s in found.states]
+    assert np.allclose(got, want)
+
+
+def test_terminal_afterstates_get_exact_points():
+    ev = LinearEvaluator()
+    found = afterstates(npn({1: 1}, {13: 15}, off=(14, 0)), [6, 5])
+    assert SearchPlayer(ev, ply=1).equity(found.states).tolist() == [2.0]
+    found = afterstates(npn({1: 1}, {13: 14}, off=(14, 1)), [6, 5])
+    assert SearchPlayer(ev, ply=2).equity(found.states).tolist() == [1.0]
+
+
+def test_move_filter_searches_only_the_best_candidates():
+    ev = LinearEvaluator(3)
+    found = afterstates(RACE, [2, 1])
+    assert found.counts()[0] > 2
+    player = SearchPlayer(ev, ply=1, filter_k=2)
+    values = player.evaluate(found)
+    searched = values > -1e5
+    assert searched.sum() == 2
+    best_static = np.argsort(-static(ev, found.states), kind="stable")[:2]
+    assert set(np.flatnonzero(searched)) == set(best_static.tolist())
+
+
+def test_search_player_plays_its_best_value():
+    ev = LinearEvaluator(4)
+    found = afterstates(RACE, [6, 2])
+    player = SearchPlayer(ev, ply=1)
+    pick = int(player.choose(None, found, np.random.default_rng(0))[0])
+    assert pick == int(np.argmax(player.evaluate(found)))
+
+
+def test_negative_ply_is_rejected():
+    with pytest.raises(ValueError, match="ply"):
+        SearchPlayer(LinearEvaluator(), ply=-1)

@@ -1,0 +1,70 @@
+"""eval, ladder, hint and play through the command line."""
+
+from __future__ import annotations
+
+import json
+
+from nardy_env import START_NPN
+from tests.train.test_cli import SECOND, run
+
+
+def test_eval_json_last_line_has_the_match_statistics():
+    out = run("eval", "race", "random", "--games", "40", "--json", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    for key in ("games", "win_rate", "points_per_game", "ci95", "mars_rate_a", "mars_rate_b"):
+        assert key in rec
+    assert rec["games"] == 40 and len(rec["ci95"]) == 2 and rec["ci95"][0] <= rec["points_per_game"] <= rec["ci95"][1]
+
+
+def test_eval_table_for_people():
+    out = run("eval", "heuristic", "race", "--games", "20", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    assert "points per game" in out.stdout and "95% CI" in out.stdout and "mars rate" in out.stdout
+
+
+def test_eval_with_an_unknown_player_says_so():
+    out = run("eval", "nobody", "race", "--games", "20")
+    assert out.returncode != 0 and "no player named 'nobody'" in out.stderr
+    out = run("eval", "race", "random", "--games", "21")
+    assert out.returncode == 2 and "even" in out.stderr
+
+
+def test_ladder_prints_a_markdown_table_and_ratings():
+    out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    assert "| A | B | games |" in out.stdout and "| player | rating" in out.stdout
+    assert out.stdout.count("| random |") >= 1
+
+
+def test_hint_jsonl_ranks_every_result():
+    line = json.dumps({"position": SECOND, "dice": [3, 1]})
+    out = run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\nnot json\n")
+    assert out.returncode != 0  # the bad line
+    rec, err = [json.loads(x) for x in out.stdout.splitlines()]
+    assert "error" in err
+    assert sorted(r["result"] for r in rec["ranked"]) == rec["results"]
+    equities = [r["equity"] for r in rec["ranked"]]
+    assert equities == sorted(equities, reverse=True)
+
+
+def test_hint_for_people_shows_a_ranked_table():
+    out = run("hint", START_NPN, "6", "5", "--player", "race")
+    assert out.returncode == 0, out.stderr
+    assert "race's ranking of 1 legal plays" in out.stdout and "24/18 18/13" in out.stdout
+
+
+def test_play_a_scripted_game_with_bad_input_undo_and_resign():
+    script = "\n".join(["help", "nonsense", "99", "list", "1", "undo", "1", "y"] + ["1", "y"] * 3 + ["resign"]) + "\n"
+    out = run("play", "--against", "race", "--color", "white", "--seed", "5", "--games", "1", stdin=script)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert "You play white against race" in text
+    assert "is not a move" in text and "choose 1.." in text
+    assert "Undone; the turn starts again." in text
+    assert "You resign and lose" in text and "Score: you 0, race" in text
+
+
+def test_play_stops_cleanly_at_end_of_input():
+    out = run("play", "--against", "random", "--seed", "1", stdin="")
+    assert out.returncode == 0 and "Bye." in out.stdout

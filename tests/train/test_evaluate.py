@@ -1,0 +1,58 @@
+"""Paired-dice evaluation: shared dice, statistics, ladders."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.bots import HeuristicBot, RaceBot
+from train.evaluate import evaluate, ladder, play_pairs, summarize
+
+
+def test_paired_games_share_their_dice():
+    # Two copies of one deterministic bot: with the same dice and the sides
+    # swapped, the second game of a pair replays the first with roles swapped.
+    out = play_pairs(RaceBot(), RaceBot(), range(30), seed=4)
+    pts = out["points_a"].reshape(-1, 2)
+    assert (pts[:, 0] == -pts[:, 1]).all()
+    assert (out["plies"].reshape(-1, 2)[:, 0] == out["plies"].reshape(-1, 2)[:, 1]).all()
+
+
+def test_results_of_deterministic_players_do_not_depend_on_chunking():
+    a = evaluate(RaceBot(), HeuristicBot(), 40, seed=3, chunk_pairs=7)
+    b = evaluate(RaceBot(), HeuristicBot(), 40, seed=3, chunk_pairs=20)
+    assert np.array_equal(a.points_a, b.points_a)
+
+
+def test_summary_statistics_on_a_known_case():
+    # Pairs: (+1, +1), (+2, -1), (-1, -1), (+1, +2) -> pair means 1, 0.5, -1, 1.5.
+    points = np.array([1, 1, 2, -1, -1, -1, 1, 2])
+    s = summarize("A", "B", points, np.full(8, 80), seed=0)
+    means = np.array([1, 0.5, -1, 1.5])
+    half = 1.96 * means.std(ddof=1) / 2
+    assert s["points_per_game"] == pytest.approx(0.5)
+    assert s["ci95"] == pytest.approx([0.5 - half, 0.5 + half], abs=1e-4)
+    wins = np.array([1, 0.5, 0, 1])
+    wh = 1.96 * wins.std(ddof=1) / 2
+    assert s["win_rate"] == pytest.approx(0.625)
+    assert s["win_rate_ci95"] == pytest.approx([0.625 - wh, 0.625 + wh], abs=1e-4)
+    assert s["mars_rate_a"] == pytest.approx(2 / 8) and s["mars_rate_b"] == pytest.approx(0)
+    assert s["games"] == 8 and s["pairs"] == 4
+
+
+def test_evaluate_rejects_odd_game_counts():
+    with pytest.raises(ValueError, match="even"):
+        evaluate("race", "random", 3)
+
+
+def test_race_beats_random_clearly():
+    s = evaluate("race", "random", 200, seed=1, workers=1).summary()
+    assert s["win_rate_ci95"][0] > 0.6 and s["ci95"][0] > 0
+
+
+def test_ladder_ratings_order_the_bots():
+    out = ladder(["random", "race", "heuristic"], 100, seed=2, workers=1)
+    assert len(out["matches"]) == 3
+    ratings = {r["player"]: r["rating"] for r in out["ratings"]}
+    assert ratings["random"] == 0.0
+    assert ratings["heuristic"] > ratings["race"] > ratings["random"]
