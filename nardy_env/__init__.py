@@ -31,3 +31,18 @@ __all__ = [
     "START_NPN", "Color", "NPNError", "format_npn", "parse_npn", "to_common_point",
     "DEFAULT_RULES", "Rules", "RulesError",
 ]
+
+
+def _register() -> None:
+    """Register ``LongNardy-v0`` with Gymnasium (single and native vector entry points)."""
+    from gymnasium.envs.registration import register, registry
+
+    if "LongNardy-v0" not in registry:
+        register(
+            id="LongNardy-v0",
+            entry_point="nardy_env.envs.long_nardy:LongNardyEnv",
+            vector_entry_point="nardy_env.envs.vector:LongNardyVectorEnv",
+        )
+
+
+_register()

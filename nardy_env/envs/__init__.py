@@ -1,0 +1,22 @@
+"""Gymnasium environments of Long Nardy: ``LongNardy-v0``, its native vector env, checker-level play.
+
+See ``docs/environments.md``. ``gymnasium.make("LongNardy-v0")`` and
+``gymnasium.make_vec("LongNardy-v0", num_envs=N)`` find them once ``nardy_env``
+is imported.
+"""
+
+from .checker import NUM_CHECKER_ACTIONS, PASS_ACTION, checker_action, checker_move
+from .games import IllegalActionError
+from .long_nardy import GameOverError, LongNardyEnv
+from .vector import LongNardyVectorEnv
+
+__all__ = [
+    "LongNardyEnv",
+    "LongNardyVectorEnv",
+    "IllegalActionError",
+    "GameOverError",
+    "NUM_CHECKER_ACTIONS",
+    "PASS_ACTION",
+    "checker_action",
+    "checker_move",
+]

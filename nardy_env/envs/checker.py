@@ -1,0 +1,255 @@
+"""Checker-level play: one checker moved by one die per step, masked to legal maximal plays.
+
+A turn-level action picks a whole afterstate; a checker-level action moves one
+checker from a source point by one die. Such a move is allowed only if it begins
+some legal maximal play of the turn, i.e. if the dice still left can finish the
+turn in one of the turn's afterstates ``F = legal_afterstates(...)`` with exactly
+as many dice as the whole turn needs (a play that bears off the last checker is
+complete at once). Played to the end, checker moves therefore reach exactly the
+afterstates of turn mode, no more and no fewer.
+
+Action layout (``NUM_CHECKER_ACTIONS`` = 145)::
+
+    action = (source - 1) * 6 + (die - 1)    source: the mover's personal point 1..24
+                                             (24 = the head), die: 1..6
+    action = PASS_ACTION (144)               the turn has no legal move at all
+
+Everything here works on batches of partial turns described by plain arrays:
+
+    states  int8 [B, 26]   the position so far, mover's view
+    dice    int64 [B, 2]   the turn's roll
+    left    int8 [B, 6]    single-die moves still to play, per face 1..6
+    heads   int64 [B]      checkers that have already left the head this turn
+    first   bool [B]       the turn began with all 15 checkers on the head
+    played  int64 [B]      single-die moves already played this turn
+    need    int64 [B]      single-die moves the whole turn plays (``turn_need``)
+    targets TurnTargets    the turn's afterstates F of every row
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ..core import (
+    HEAD,
+    MAX_DICE_MOVES,
+    NUM_CHECKERS,
+    NUM_POINTS,
+    OFF_MOVER,
+    STATE_SIZE,
+    Afterstates,
+    legal_continuations,
+)
+from ..rules import DEFAULT_RULES, Rules
+
+__all__ = [
+    "NUM_FACES",
+    "NUM_CHECKER_ACTIONS",
+    "PASS_ACTION",
+    "checker_action",
+    "checker_move",
+    "dice_left",
+    "turn_need",
+    "TurnTargets",
+    "CheckerOptions",
+    "checker_options",
+]
+
+NUM_FACES = 6
+"""Faces of a die."""
+PASS_ACTION = NUM_POINTS * NUM_FACES
+"""The checker-mode action of a turn that has no legal move (legal only then)."""
+NUM_CHECKER_ACTIONS = PASS_ACTION + 1
+"""Size of the checker-mode action space: 24 sources x 6 dice, plus the pass."""
+
+
+def checker_action(source: int, die: int) -> int:
+    """The action that moves a checker from personal point ``source`` (1..24) by ``die`` (1..6)."""
+    if not (1 <= source <= NUM_POINTS and 1 <= die <= NUM_FACES):
+        raise ValueError(f"source must be 1..{NUM_POINTS} and die 1..{NUM_FACES}, got {source}, {die}")
+    return (source - 1) * NUM_FACES + (die - 1)
+
+
+def checker_move(action: int) -> tuple[int, int]:
+    """``(source, die)`` of a checker-mode action (``(0, 0)`` for ``PASS_ACTION``)."""
+    action = int(action)
+    if action == PASS_ACTION:
+        return 0, 0
+    if not 0 <= action < PASS_ACTION:
+        raise ValueError(f"checker actions are 0..{PASS_ACTION}, got {action}")
+    return action // NUM_FACES + 1, action % NUM_FACES + 1
+
+
+def dice_left(dice: np.ndarray) -> np.ndarray:
+    """Single-die moves a fresh roll gives, per face: int8 ``[B, 6]`` (a double gives 4 of its face)."""
+    dice = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
+    left = np.zeros((dice.shape[0], NUM_FACES), dtype=np.int8)
+    rows = np.arange(dice.shape[0])
+    double = dice[:, 0] == dice[:, 1]
+    left[rows, dice[:, 0] - 1] = np.where(double, MAX_DICE_MOVES, 1)
+    left[rows, dice[:, 1] - 1] += ~double  # each (row, face) pair once per statement: no add.at needed
+    return left
+
+
+def turn_need(found: Afterstates, dice: np.ndarray) -> np.ndarray:
+    """Single-die moves each position's whole turn plays: int64 ``[B]``.
+
+    A play that bears off the last checker counts as using every die, as in the
+    rules core; 0 means the turn has no legal move.
+    """
+    dice = np.asarray(dice).reshape(-1, 2)
+    full = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2)
+    row = np.repeat(np.arange(dice.shape[0]), found.counts())
+    over = found.states[:, OFF_MOVER] == NUM_CHECKERS
+    used = np.where(over, full[row], found.num_moves.astype(np.int64))
+    need = np.zeros(dice.shape[0], dtype=np.int64)
+    np.maximum.at(need, row, used)
+    return need
+
+
+_SHIFTS = (5 * (11 - np.arange(NUM_POINTS // 2))).astype(np.uint64)
+
+
+def _board_keys(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two uint64 keys per state that identify it and sort like the core's result order.
+
+    The board fixes both borne-off counts (each side has 15 checkers), so 24
+    points at 5 bits each, index 0 most significant, are enough: comparing
+    ``(k0, k1)`` is comparing state rows lexicographically, the order in which
+    ``legal_afterstates`` sorts its results.
+    """
+    vals = states[:, :NUM_POINTS].astype(np.int64) + NUM_CHECKERS
+    vals = vals.astype(np.uint64)
+    half = NUM_POINTS // 2
+    k0 = np.bitwise_or.reduce(vals[:, :half] << _SHIFTS, axis=1)
+    k1 = np.bitwise_or.reduce(vals[:, half:] << _SHIFTS, axis=1)
+    return k0, k1
+
+
+class TurnTargets:
+    """The afterstates F of a batch of turns, searchable: is this position one of row r's?"""
+
+    def __init__(self, found: Afterstates):
+        self.found = found
+        self.k0, self.k1 = _board_keys(found.states)
+
+    def contains(self, rows: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """For each query, whether ``states[i]`` is among the afterstates of row ``rows[i]``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return np.zeros(0, dtype=bool)
+        q0, q1 = _board_keys(states)
+        offsets = self.found.offsets
+        lo = offsets[rows].copy()
+        end = offsets[rows + 1]
+        hi = end.copy()
+        last = max(len(self.k0) - 1, 0)
+        # Vectorised binary search inside each row's sorted segment.
+        while True:
+            active = lo < hi
+            if not active.any():
+                break
+            mid = np.minimum((lo + hi) // 2, last)
+            a0 = self.k0[mid]
+            a1 = self.k1[mid]
+            less = (a0 < q0) | ((a0 == q0) & (a1 < q1))
+            lo = np.where(active & less, mid + 1, lo)
+            hi = np.where(active & ~less, mid, hi)
+        at = np.minimum(lo, last)
+        return (lo < end) & (self.k0[at] == q0) & (self.k1[at] == q1)
+
+
+class CheckerOptions(NamedTuple):
+    """The allowed checker moves of a batch of partial turns."""
+
+    mask: np.ndarray
+    """int8 ``[B, NUM_CHECKER_ACTIONS]``: 1 where the action is allowed."""
+    results: np.ndarray
+    """int8 ``[B, NUM_CHECKER_ACTIONS, 26]``: the position each allowed action leads to."""
+
+
+def checker_options(
+    states: np.ndarray,
+    dice: np.ndarray,
+    left: np.ndarray,
+    heads: np.ndarray,
+    first: np.ndarray,
+    played: np.ndarray,
+    need: np.ndarray,
+    targets: TurnTargets,
+    target_rows: np.ndarray,
+    rules: Rules = DEFAULT_RULES,
+) -> CheckerOptions:
+    """Which single checker moves begin a legal maximal play, for each partial turn.
+
+    ``target_rows[i]`` is the row of ``targets`` holding row i's afterstates F.
+    A turn with ``need == 0`` (no legal move) allows only ``PASS_ACTION``.
+    """
+    states = np.asarray(states, dtype=np.int8)
+    n = states.shape[0]
+    dice = np.asarray(dice, dtype=np.int64).reshape(n, 2)
+    left = np.asarray(left, dtype=np.int8).reshape(n, NUM_FACES)
+    heads = np.asarray(heads, dtype=np.int64)
+    played = np.asarray(played, dtype=np.int64)
+    need = np.asarray(need, dtype=np.int64)
+    target_rows = np.asarray(target_rows, dtype=np.int64)
+    # The head exception belongs to doubles only; the core reads dice [d, d] as
+    # a double, so a non-double's single remaining die must not claim it.
+    double = dice[:, 0] == dice[:, 1]
+    first_double = np.asarray(first, dtype=bool) & double
+
+    mask = np.zeros((n, NUM_CHECKER_ACTIONS), dtype=np.int8)
+    results = np.zeros((n, NUM_CHECKER_ACTIONS, STATE_SIZE), dtype=np.int8)
+    blocked = need == 0
+    mask[blocked, PASS_ACTION] = 1
+    results[blocked, PASS_ACTION] = states[blocked]
+
+    # Every single move of each remaining distinct die.
+    qr, qf = np.nonzero((left > 0) & ~blocked[:, None])
+    if qr.size == 0:
+        return CheckerOptions(mask, results)
+    qd = qf.astype(np.int64) + 1
+    single = legal_continuations(states[qr], np.stack([qd, qd], axis=1), 1, heads[qr], first_double[qr], rules)
+    query = np.repeat(np.arange(qr.size), single.counts())
+    moved = single.num_moves == 1
+    query = query[moved]
+    cand = single.states[moved]
+    source = single.moves[moved, 0, 0].astype(np.int64)
+    row = qr[query]
+    die = qd[query]
+    action = (source - 1) * NUM_FACES + (die - 1)
+    c_played = played[row] + 1
+    c_heads = heads[row] + (source == HEAD)
+    c_left = left[row].copy()
+    c_left[np.arange(row.size), die - 1] -= 1
+    c_remain = c_left.sum(axis=1, dtype=np.int64)
+    c_over = cand[:, OFF_MOVER] == NUM_CHECKERS
+    c_need = need[row]
+
+    ok = np.zeros(row.size, dtype=bool)
+    # A move that completes the play: allowed iff its result is an afterstate
+    # of the turn (this is where the larger-die rule of a one-die turn bites).
+    done = c_over | (c_played >= c_need) | (c_remain == 0)
+    d = np.flatnonzero(done)
+    if d.size:
+        ok[d] = (c_over[d] | (c_played[d] == c_need[d])) & targets.contains(target_rows[row[d]], cand[d])
+    # Otherwise: can the dice left finish, with exactly `need` dice in all, in F?
+    r = np.flatnonzero(~done)
+    if r.size:
+        rest = np.argmax(c_left[r] > 0, axis=1).astype(np.int64) + 1  # a double's face, or the other die
+        cont = legal_continuations(
+            cand[r], np.stack([rest, rest], axis=1), c_remain[r], c_heads[r], first_double[row[r]], rules
+        )
+        k = np.repeat(np.arange(r.size), cont.counts())
+        end_over = cont.states[:, OFF_MOVER] == NUM_CHECKERS
+        good = end_over | (c_played[r][k] + cont.num_moves == c_need[r][k])
+        g = np.flatnonzero(good)
+        good[g] = targets.contains(target_rows[row[r][k[g]]], cont.states[g])
+        ok[r] = np.bincount(k[good], minlength=r.size) > 0
+
+    sel = np.flatnonzero(ok)
+    mask[row[sel], action[sel]] = 1
+    results[row[sel], action[sel]] = cand[sel]
+    return CheckerOptions(mask, results)

@@ -1,0 +1,248 @@
+"""``LongNardy-v0``: one game of Long Nardy as a Gymnasium environment."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ..core import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from ..notation import Color, parse_npn
+from ..render import board_text
+from ..rules import Rules
+from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
+from .games import (
+    GameBatch,
+    IllegalActionError,
+    observation_bounds,
+    resolve_color,
+    resolve_opponent,
+    resolve_rules,
+)
+
+__all__ = ["LongNardyEnv", "GameOverError", "render_text"]
+
+
+class GameOverError(RuntimeError):
+    """``step()`` after the game ended, before ``reset()``."""
+
+
+def render_text(batch: GameBatch, row: int) -> str:
+    """The ``ansi`` picture of one game: board, pips, whose turn, dice (or the result)."""
+    side = Color(int(batch.side[row]))
+    state = batch.state[row]
+    if batch.over[row]:
+        winner = side.other
+        points = int(batch.last_points[row])
+        text = board_text(state, side).rsplit("\n", 1)[0]
+        kind = "mars" if points == 2 else "oin"
+        return f"{text}\n Game over: {winner.name.title()} wins, {points} point{'s' if points > 1 else ''} ({kind})"
+    text = board_text(state, side, [int(d) for d in batch.dice[row]])
+    if batch.action_mode == "checker":
+        left = [face + 1 for face in range(NUM_FACES) for _ in range(int(batch.left[row, face]))]
+        text += f"; dice left: {' '.join(map(str, left)) or 'none'}"
+    return text
+
+
+def render_rgb(batch: GameBatch, row: int) -> np.ndarray:
+    from ..render_rgb import board_image  # imported only when a picture is asked for
+
+    over = bool(batch.over[row])
+    side = Color(int(batch.side[row]))
+    return board_image(
+        batch.state[row],
+        side,
+        None if over else [int(d) for d in batch.dice[row]],
+        dice_left=None if (over or batch.action_mode != "checker") else batch.left[row],
+        winner=side.other if over else None,
+        points=int(batch.last_points[row]) if over else 0,
+    )
+
+
+def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray | None]:
+    """``options={"position": NPN, "dice": [d1, d2]}`` of ``reset`` -> (state, side, dice)."""
+    state, side = parse_npn(options["position"])
+    if state[OFF_MOVER] == NUM_CHECKERS or state[OFF_OPPONENT] == NUM_CHECKERS:
+        raise ValueError(f"the game of {options['position']!r} is already over")
+    dice = options.get("dice")
+    if dice is not None:
+        dice = np.asarray(dice)
+        if dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any():
+            raise ValueError(f"dice must be two integers 1..6, got {options['dice']!r}")
+        dice = dice.astype(np.int64)
+    return state, side, dice
+
+
+class LongNardyEnv(gym.Env):
+    """Long Nardy (long backgammon), one game per episode.
+
+    Two players race 15 checkers each around the 24 points in the same
+    direction; there is no hitting, a six-point block needs an opponent checker
+    ahead of it, and the first to bear off all 15 wins one point (oin) or two
+    (mars: the loser bore off none). The rules are those of ``RULES.md``; every
+    position is seen from one side's view, as in the rules core.
+
+    ## Action Space
+
+    ``action_mode="turn"`` (default): ``Discrete(MAX_RESULTS)`` (3060). Action
+    i plays the i-th afterstate of the turn, in the order of the rules core
+    (``legal_afterstates``: afterstates sorted by their state rows); the legal
+    actions are exactly ``0 .. n - 1`` for the n afterstates of the roll, which
+    ``info["afterstates"]`` lists. A turn with no legal move has one afterstate,
+    the unchanged position: action 0 passes.
+
+    ``action_mode="checker"``: ``Discrete(145)``: ``(source - 1) * 6 + (die - 1)``
+    moves one checker from the mover's personal point ``source`` (1..24, 24 is
+    the head) by ``die``; action 144 passes and is legal only in a turn with no
+    legal move. A move is allowed only if it begins some legal maximal play, so
+    the turn always ends in one of turn mode's afterstates; it ends by itself
+    once the play is complete. ``checker_action`` / ``checker_move`` convert.
+
+    In both modes ``info["action_mask"]`` (int8) marks the legal actions; an
+    illegal action raises ``IllegalActionError`` and changes nothing.
+
+    ## Observation Space
+
+    ``Box(float32)``, always from the view of ``info["player"]``:
+
+    - ``obs_mode="raw"`` (default), 57 numbers: columns 0..49 the 50-number
+      layout of FORMATS.md (my counts on my personal points 1..24, the
+      opponent's on its personal points 1..24, my borne-off count, the
+      opponent's); 50..55 the single-die moves still to play with each face
+      1..6 (a fresh 6-5 gives a 1 under 5 and 6, a 3-3 gives a 4 under 3);
+      56 the checkers that have left my head this turn (checker mode; 0 in
+      turn mode).
+    - ``obs_mode="features"``, 211 numbers: the TD features of the position
+      (``nardy_env.encoding.features``, version ``nardy-features/1``, 204
+      numbers), then the same 7 turn columns.
+
+    Once the game is over the dice columns are 0.
+
+    ## Rewards
+
+    Without an opponent (self-play) the reward of a step goes to the side that
+    took the action, ``info["player"]`` of the observation the action answered:
+    +1 if the move won the game as oin, +2 as mars, 0 otherwise. Only the
+    mover can end the game, so the loser's result is minus the last reward.
+    With an ``opponent`` the reward is the agent's: +1/+2 when its move wins,
+    -1/-2 when the opponent's move inside ``step()`` wins, 0 otherwise.
+
+    ## Starting State
+
+    The starting position; the opening roll (``nardy_env.game.opening_roll``)
+    decides who moves first and with which dice. ``reset(options={"position":
+    NPN, "dice": [d1, d2]})`` starts from any position instead (its side to
+    move moves first; without ``"dice"`` the dice are rolled).
+
+    ## Episode End
+
+    Terminated when a side has borne off all 15 checkers. Never truncated
+    (wrap with ``TimeLimit`` for a step limit). ``step()`` after the end
+    raises ``GameOverError`` until ``reset()``. At the end, the observation
+    and ``info["player"]`` are those of the side that would move next (self-play)
+    or the agent; the mask allows only action 0 (turn) or 144 (checker), a
+    placeholder.
+
+    ## Information
+
+    ``player`` (``Color``: 0 white, 1 black) whose view the observation is
+    and who acts next; ``dice`` (int64 [2], the roll of the current turn);
+    ``action_mask``; in turn mode ``afterstates`` (int8 ``[n, 26]``, the
+    afterstate of each legal action, from the player's view, core state layout).
+
+    ## Arguments
+
+    - ``action_mode``: ``"turn"`` or ``"checker"``.
+    - ``obs_mode``: ``"raw"`` or ``"features"``.
+    - ``opponent``: None (self-play), a player name for ``load_player``
+      (``"random"``, a bot, an exported policy folder), an object with
+      ``choose(states, found, rng)``, or a plain function of those arguments.
+      It plays whole turns inside ``reset()``/``step()``.
+    - ``agent_color``: with an opponent, ``"white"``/``"black"``, or None for a
+      random colour each episode.
+    - ``rules``: a ``Rules`` object or a dict of variant keys (RULES.md).
+    - ``render_mode``: ``"ansi"`` (text board) or ``"rgb_array"`` (picture).
+
+    ## Version History
+
+    - v0: first version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        action_mode: str = "turn",
+        obs_mode: str = "raw",
+        opponent: Any = None,
+        agent_color: str | Color | None = None,
+        rules: Rules | dict | None = None,
+        render_mode: str | None = None,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.rules = resolve_rules(rules)
+        self.render_mode = render_mode
+        self.batch = GameBatch(
+            1, self.rules, action_mode, obs_mode,
+            resolve_opponent(opponent, self.rules), resolve_color(agent_color),
+        )
+        self.action_mode = action_mode
+        self.obs_mode = obs_mode
+        self.action_space = spaces.Discrete(MAX_RESULTS if action_mode == "turn" else NUM_CHECKER_ACTIONS)
+        low, high = observation_bounds(obs_mode)
+        self.observation_space = spaces.Box(low, high, dtype=np.float32)
+        self._started = False
+
+    def _result(self) -> tuple[np.ndarray, dict[str, Any]]:
+        b = self.batch
+        info: dict[str, Any] = {
+            "player": Color(int(b.viewers()[0])),
+            "dice": b.dice[0].copy(),
+            "action_mask": b.action_mask()[0],
+        }
+        if self.action_mode == "turn":
+            lo, hi = b.found.offsets[0], b.found.offsets[1]
+            info["afterstates"] = b.found.states[lo:hi].copy()
+        return b.observations()[0], info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        b = self.batch
+        if seed is not None or not self._started:
+            b.set_generator(0, self.np_random)
+            b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
+        self._started = True
+        preset = {0: _parse_start(options)} if options and "position" in options else None
+        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), preset)
+        return self._result()
+
+    def step(self, action):
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        b = self.batch
+        if b.over[0]:
+            raise GameOverError("the game is over: call reset() to start a new one")
+        try:
+            a = operator.index(np.asarray(action).item() if isinstance(action, np.ndarray) else action)
+        except TypeError:
+            raise IllegalActionError(f"an action must be an integer, got {action!r}") from None
+        rows = np.zeros(1, dtype=np.int64)
+        acts = np.array([a], dtype=np.int64)
+        b.check(rows, acts, "LongNardy-v0")
+        reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))
+        obs, info = self._result()
+        return obs, float(reward[0]), bool(terminated[0]), False, info
+
+    def render(self):
+        if self.render_mode is None:
+            gym.logger.warn('call gymnasium.make("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
+            return None
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before render()")
+        if self.render_mode == "ansi":
+            return render_text(self.batch, 0)
+        return render_rgb(self.batch, 0)

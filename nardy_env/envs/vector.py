@@ -1,0 +1,189 @@
+"""The native vector env of ``LongNardy-v0``: many games, one batched rules call per step."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import logger, spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..core import MAX_RESULTS
+from ..notation import Color
+from ..rules import Rules
+from .checker import NUM_CHECKER_ACTIONS
+from .games import (
+    GameBatch,
+    IllegalActionError,
+    observation_bounds,
+    resolve_color,
+    resolve_opponent,
+    resolve_rules,
+)
+from .long_nardy import render_rgb, render_text
+
+__all__ = ["LongNardyVectorEnv"]
+
+
+class LongNardyVectorEnv(VectorEnv):
+    """``num_envs`` games of Long Nardy stepped together (``gymnasium.make_vec("LongNardy-v0", ...)``).
+
+    Sub-env i behaves exactly like ``LongNardyEnv`` reset with seed ``seed + i``
+    (same spaces, rewards and info per sub-env; see its docstring), except that
+    a finished game restarts by itself, in Gymnasium's next-step autoreset mode
+    (``metadata["autoreset_mode"]``): the step that ends a game returns
+    ``terminated[i] = True`` with the final observation; the next step ignores
+    ``actions[i]``, starts a new game and returns its first observation with
+    reward 0 and ``terminated[i] = False``.
+
+    Each step makes one ``legal_afterstates`` call for all sub-envs that begin a
+    turn (plus one for the opponent's turns, with an opponent; plus the
+    ``legal_continuations`` calls of checker mode) and no per-env Python loop
+    outside game starts.
+
+    ## Action Space
+
+    ``MultiDiscrete([3060] * num_envs)`` (turn mode) or ``[145] * num_envs``
+    (checker mode), as ``LongNardyEnv``'s per sub-env.
+
+    ## Observation Space
+
+    ``Box(float32, [num_envs, 57])`` (raw) or ``[num_envs, 211]`` (features).
+
+    ## Rewards
+
+    ``reward[i]``: the points of sub-env i's step for the side that acted in it
+    (``info["player"][i]`` of the previous observation) in self-play, or for the
+    agent with an opponent: +1 oin, +2 mars, negative when the opponent's move
+    won; 0 otherwise and on autoreset steps.
+
+    ## Information
+
+    Arrays over sub-envs: ``player`` (int8 Color values: 0 white, 1 black),
+    ``dice`` (int64 ``[num_envs, 2]``), ``action_mask`` (int8
+    ``[num_envs, n_actions]``); in turn mode ``afterstates``, the core's
+    ``Afterstates`` of all sub-envs (sub-env i's rows ``offsets[i]:offsets[i+1]``
+    are the afterstates its actions 0.. play).
+
+    ## Arguments
+
+    ``num_envs``, then those of ``LongNardyEnv``; with an opponent, one
+    generator drives the bot of all sub-envs, so a random bot's choices differ
+    from those of N single envs. ``max_episode_steps``: truncate a game after
+    that many steps (None: never).
+
+    ## Version History
+
+    - v0: first version.
+    """
+
+    metadata = {
+        "render_modes": ["ansi", "rgb_array"],
+        "render_fps": 2,
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        action_mode: str = "turn",
+        obs_mode: str = "raw",
+        opponent: Any = None,
+        agent_color: str | Color | None = None,
+        rules: Rules | dict | None = None,
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+    ):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.num_envs = num_envs
+        self.rules = resolve_rules(rules)
+        self.render_mode = render_mode
+        self.action_mode = action_mode
+        self.obs_mode = obs_mode
+        self.max_episode_steps = max_episode_steps
+        self.batch = GameBatch(
+            num_envs, self.rules, action_mode, obs_mode,
+            resolve_opponent(opponent, self.rules), resolve_color(agent_color),
+        )
+        n_actions = MAX_RESULTS if action_mode == "turn" else NUM_CHECKER_ACTIONS
+        self.single_action_space = spaces.Discrete(n_actions)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+        low, high = observation_bounds(obs_mode)
+        self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self._autoreset = np.zeros(num_envs, dtype=bool)
+        self._steps = np.zeros(num_envs, dtype=np.int64)
+        self._started = False
+        self._all = np.arange(num_envs, dtype=np.int64)
+
+    def _result(self) -> tuple[np.ndarray, dict[str, Any]]:
+        b = self.batch
+        info: dict[str, Any] = {
+            "player": b.viewers().copy(),
+            "dice": b.dice.copy(),
+            "action_mask": b.action_mask(),
+        }
+        if self.action_mode == "turn":
+            info["afterstates"] = b.found
+        return b.observations(), info
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        b = self.batch
+        if seed is not None or not self._started:
+            if isinstance(seed, int | np.integer) or seed is None:
+                seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
+            else:
+                seeds = list(seed)
+                if len(seeds) != self.num_envs:
+                    raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
+            for i, s in enumerate(seeds):
+                b.set_generator(i, seeding.np_random(s)[0])
+            b.opponent_rng = np.random.default_rng(None if seed is None else [seeds[0], 1])
+        self._started = True
+        self._autoreset[:] = False
+        self._steps[:] = 0
+        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all)
+        return self._result()
+
+    def step(self, actions):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise IllegalActionError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        if actions.dtype.kind not in "iu":
+            if actions.dtype.kind == "f" and np.all(actions == np.round(actions)):
+                actions = actions.astype(np.int64)
+            else:
+                raise IllegalActionError(f"actions must be integers, got dtype {actions.dtype}")
+        actions = actions.astype(np.int64, copy=False)
+        reset_rows = np.flatnonzero(self._autoreset)
+        play_rows = self._all if reset_rows.size == 0 else np.flatnonzero(~self._autoreset)
+        play_actions = actions[play_rows]
+        self.batch.check(play_rows, play_actions, "sub-env {}")
+        reward, terminated = self.batch.advance(play_rows, play_actions, reset_rows)
+        self._steps[reset_rows] = 0
+        self._steps[play_rows] += 1
+        if self.max_episode_steps is not None:
+            truncated = (self._steps >= self.max_episode_steps) & ~terminated
+            truncated[reset_rows] = False
+        else:
+            truncated = np.zeros(self.num_envs, dtype=bool)
+        self._autoreset = terminated | truncated
+        obs, info = self._result()
+        return obs, reward, terminated, truncated, info
+
+    def render(self):
+        if self.render_mode is None:
+            logger.warn('call gymnasium.make_vec("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
+            return None
+        if not self._started:
+            raise RuntimeError("call reset() before render()")
+        draw = render_text if self.render_mode == "ansi" else render_rgb
+        return tuple(draw(self.batch, i) for i in range(self.num_envs))
