@@ -1,0 +1,269 @@
+"""Exported policies (FORMATS.md, "Exported policy"): loading and checking them, without torch.
+
+An exported policy is a folder with ``policy.onnx`` (input ``positions``
+float32 ``[N, 50]``; outputs ``outcomes`` ``[N, 4]`` and ``equity`` ``[N]``,
+the feature encoding inside the graph) and ``policy.json`` (format string,
+rules, input and output description, network shape, features version,
+training provenance). ``nardy export`` (``train/export.py``) writes it.
+
+This module needs numpy and onnxruntime only; it must never import torch,
+directly or through another module, so that a machine without torch can play
+with an exported policy (``nardy hint --policy DIR``, ``nardy eval DIR ...``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nardy_env import Rules, RulesError
+from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
+
+from .search import SearchPlayer
+
+__all__ = [
+    "POLICY_FORMAT", "ONNX_FILE", "JSON_FILE", "INPUT_NAME", "OUTPUT_NAMES", "OUTCOME_NAMES",
+    "EQUITY_WEIGHTS", "KNOWN_FEATURES_VERSIONS", "METADATA_KEYS", "PolicyError", "OnnxEvaluator",
+    "read_policy_json", "load_policy", "onnx_player", "contract_input", "contract_outputs",
+]
+
+POLICY_FORMAT = "nardy-policy/1"
+"""The ``format`` string of policy.json (and of the ONNX metadata)."""
+ONNX_FILE = "policy.onnx"
+JSON_FILE = "policy.json"
+INPUT_NAME = "positions"
+OUTPUT_NAMES = ("outcomes", "equity")
+OUTCOME_NAMES = ("win", "win_mars", "lose", "lose_mars")
+"""Columns of ``outcomes``, from the view of the side that has just moved."""
+EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
+"""``equity = outcomes @ EQUITY_WEIGHTS`` (cubeless points)."""
+KNOWN_FEATURES_VERSIONS = (FEATURES_VERSION,)
+"""Feature encodings this code knows; a policy recording another one is refused."""
+METADATA_KEYS = {"format": "nardy.format", "features_version": "nardy.features_version"}
+"""Keys of the ONNX model's metadata_props that repeat policy.json's values."""
+
+_REQUIRED_KEYS = ("format", "rules", "input", "outputs", "network", "features_version", "training")
+
+
+class PolicyError(ValueError):
+    """An exported policy folder that is missing, incomplete or does not fit the contract."""
+
+
+def contract_input() -> dict[str, Any]:
+    """policy.json's ``input``: the one graph input, as FORMATS.md fixes it."""
+    return {
+        "name": INPUT_NAME,
+        "dtype": "float32",
+        "shape": ["N", RAW_SIZE],
+        "layout": ("end-of-turn positions seen by the side that has just moved ('me'), the opponent "
+                   "to roll next: columns 0..23 my checkers on my personal points 1..24, columns "
+                   "24..47 the opponent's checkers on its personal points 1..24, column 48 my "
+                   "borne-off count, column 49 the opponent's"),
+    }
+
+
+def contract_outputs() -> list[dict[str, Any]]:
+    """policy.json's ``outputs``, in graph order."""
+    return [
+        {"name": "outcomes", "dtype": "float32", "shape": ["N", len(OUTCOME_NAMES)],
+         "columns": list(OUTCOME_NAMES),
+         "description": "probabilities (softmax, summing to 1) that the game ends as "
+                        "[I win single, I win mars, I lose single, I lose mars]"},
+        {"name": "equity", "dtype": "float32", "shape": ["N"],
+         "weights": list(EQUITY_WEIGHTS),
+         "description": "win + 2*win_mars - lose - 2*lose_mars: cubeless points for me"},
+    ]
+
+
+def _folder(path: str | Path) -> Path:
+    """The policy folder named by ``path`` (the folder, or one of its two files)."""
+    path = Path(path)
+    if path.is_file() and path.name in (ONNX_FILE, JSON_FILE):
+        path = path.parent
+    if not path.exists():
+        raise PolicyError(f"no exported policy at {path}: the folder does not exist")
+    if not path.is_dir():
+        raise PolicyError(f"{path} is a file, not an exported policy folder "
+                          f"(a folder with {ONNX_FILE} and {JSON_FILE}; `nardy export` writes one)")
+    missing = [name for name in (ONNX_FILE, JSON_FILE) if not (path / name).is_file()]
+    if missing:
+        raise PolicyError(f"{path} is not a complete exported policy: {' and '.join(missing)} "
+                          f"{'is' if len(missing) == 1 else 'are'} missing "
+                          f"(an export writes {ONNX_FILE} and {JSON_FILE} together)")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_shape(where: str, got: Any, want: list[Any]) -> None:
+    """A policy.json shape: the batch dimension any name or null, the others exact."""
+    if (not isinstance(got, list) or len(got) != len(want)
+            or any(g != w for g, w in zip(got[1:], want[1:], strict=True))
+            or isinstance(got[0], int | float)):
+        raise PolicyError(f"policy.json {where} shape is {got!r}; the contract is {want!r} "
+                          "(N: any batch size)")
+
+
+def read_policy_json(path: str | Path) -> dict[str, Any]:
+    """Read and check the policy.json of a policy folder; PolicyError says what is wrong."""
+    folder = _folder(path)
+    file = folder / JSON_FILE
+    try:
+        info = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PolicyError(f"{file} is not valid JSON: {exc}") from None
+    if not isinstance(info, dict):
+        raise PolicyError(f"{file} must hold a JSON object, got {type(info).__name__}")
+    if info.get("format") != POLICY_FORMAT:
+        raise PolicyError(f"{file} has format {info.get('format')!r}; this code reads {POLICY_FORMAT!r}")
+    missing = [k for k in _REQUIRED_KEYS if k not in info]
+    if missing:
+        raise PolicyError(f"{file} lacks the key(s) {missing}")
+    if not isinstance(info["rules"], dict):
+        raise PolicyError(f"{file}: 'rules' must be an object of RULES.md variant keys")
+    try:
+        Rules.from_dict(info["rules"])
+    except (RulesError, TypeError) as exc:
+        raise PolicyError(f"{file}: rules: {exc}") from None
+    version = info["features_version"]
+    if version not in KNOWN_FEATURES_VERSIONS:
+        raise PolicyError(f"{file} was exported with features {version!r}; this code knows "
+                          f"{list(KNOWN_FEATURES_VERSIONS)} (a newer export needs a newer nardy)")
+    network = info["network"]
+    if not isinstance(network, dict):
+        raise PolicyError(f"{file}: 'network' must be an object")
+    if network.get("features_version", version) != version:
+        raise PolicyError(f"{file}: features version mismatch: the network records "
+                          f"{network.get('features_version')!r}, the file {version!r}")
+    inp = info["input"]
+    if not isinstance(inp, dict) or inp.get("name") != INPUT_NAME or inp.get("dtype") != "float32":
+        raise PolicyError(f"{file}: 'input' must describe one float32 input named {INPUT_NAME!r}, "
+                          f"got {inp!r}")
+    _check_shape("input", inp.get("shape"), ["N", RAW_SIZE])
+    outs = info["outputs"]
+    if not isinstance(outs, list) or not all(isinstance(o, dict) for o in outs):
+        raise PolicyError(f"{file}: 'outputs' must be a list of output descriptions")
+    names = [o.get("name") for o in outs]
+    if sorted(map(str, names)) != sorted(OUTPUT_NAMES):
+        raise PolicyError(f"{file}: outputs are {names}; the contract is {list(OUTPUT_NAMES)}")
+    for o in outs:
+        _check_shape(f"output {o['name']!r}", o.get("shape"),
+                     ["N", len(OUTCOME_NAMES)] if o["name"] == "outcomes" else ["N"])
+    training = info["training"]
+    if not isinstance(training, dict) or "games" not in training or "config" not in training:
+        raise PolicyError(f"{file}: 'training' must be an object with 'games' and 'config'")
+    return info
+
+
+def _session(model: str | Path | bytes, threads: int):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise PolicyError("onnxruntime is not installed; an exported policy needs it "
+                          "(pip install onnxruntime)") from None
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = max(1, int(threads))
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # errors only
+    source = model if isinstance(model, bytes) else str(model)
+    try:
+        return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own classes for unreadable graphs
+        where = "the model" if isinstance(model, bytes) else str(model)
+        raise PolicyError(f"onnxruntime cannot load {where}: {str(exc).strip()}") from None
+
+
+def _check_io(session, where: str) -> None:
+    """The graph's inputs and outputs against the contract."""
+    inputs = session.get_inputs()
+    if len(inputs) != 1 or inputs[0].name != INPUT_NAME:
+        raise PolicyError(f"{where}: inputs are {[i.name for i in inputs]}; the contract is one "
+                          f"input named {INPUT_NAME!r}")
+    _check_graph_arg(where, inputs[0], [None, RAW_SIZE])
+    outputs = {o.name: o for o in session.get_outputs()}
+    if sorted(outputs) != sorted(OUTPUT_NAMES):
+        raise PolicyError(f"{where}: outputs are {list(outputs)}; the contract is {list(OUTPUT_NAMES)}")
+    _check_graph_arg(where, outputs["outcomes"], [None, len(OUTCOME_NAMES)])
+    _check_graph_arg(where, outputs["equity"], [None])
+
+
+def _check_graph_arg(where: str, arg, want: list[int | None]) -> None:
+    if arg.type != "tensor(float)":
+        raise PolicyError(f"{where}: {arg.name!r} has type {arg.type}; the contract is tensor(float) (float32)")
+    shape = list(arg.shape)
+    fits = len(shape) == len(want) and all(
+        (not isinstance(s, int)) if w is None else s == w for s, w in zip(shape, want, strict=True))
+    if not fits:
+        wanted = ["N" if w is None else w for w in want]
+        raise PolicyError(f"{where}: {arg.name!r} has shape {shape}; the contract is {wanted} "
+                          "with a dynamic batch size N")
+
+
+class OnnxEvaluator:
+    """Outcome probabilities and equities from an exported ``policy.onnx`` (onnxruntime, CPU).
+
+    ``threads``: onnxruntime's intra-op threads (default 1: evaluation runs one
+    process per CPU, and search batches are small).
+    """
+
+    def __init__(self, model: str | Path | bytes, threads: int = 1) -> None:
+        self.session = _session(model, threads)
+        _check_io(self.session, "the model" if isinstance(model, bytes) else str(model))
+        self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
+
+    def run(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """float32 ``[N, 50]`` raw positions -> (``outcomes`` ``[N, 4]``, ``equity`` ``[N]``)."""
+        raw = np.ascontiguousarray(raw, dtype=np.float32)
+        if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
+            raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
+        outcomes, equity = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: raw})
+        return outcomes, equity
+
+    def outcomes(self, raw: np.ndarray) -> np.ndarray:
+        """float32 ``[N, 50]`` -> ``[N, 4]`` probabilities [win, win mars, lose, lose mars]."""
+        return self.run(raw)[0]
+
+    def equity(self, raw: np.ndarray) -> np.ndarray:
+        """float32 ``[N, 50]`` -> ``[N]`` cubeless equities, as the graph computes them."""
+        return self.run(raw)[1]
+
+
+def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict[str, Any]]:
+    """Load and check a policy folder: the evaluator and policy.json's content.
+
+    Raises PolicyError for a missing folder or file, a wrong format, a graph
+    whose inputs or outputs break the contract, a features version this code
+    does not know, or a policy.onnx that is not the one policy.json describes.
+    """
+    folder = _folder(path)
+    info = read_policy_json(folder)
+    onnx_path = folder / ONNX_FILE
+    recorded = info.get("onnx", {}).get("sha256") if isinstance(info.get("onnx"), dict) else None
+    if recorded is not None and recorded != _sha256(onnx_path):
+        raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: its SHA-256 differs from the "
+                          "one recorded at export (the two files come from different exports)")
+    evaluator = OnnxEvaluator(onnx_path, threads=threads)
+    meta = evaluator.metadata
+    for key, meta_key in METADATA_KEYS.items():
+        if meta_key in meta and meta[meta_key] != info[key]:
+            raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: the model's "
+                              f"{key} is {meta[meta_key]!r}, policy.json's {info[key]!r}")
+    return evaluator, info
+
+
+def onnx_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5,
+                threads: int = 1) -> SearchPlayer:
+    """A search player over an exported policy (rules default to the ones it was trained under)."""
+    evaluator, info = load_policy(path, threads=threads)
+    rules = rules or Rules.from_dict(info["rules"])
+    return SearchPlayer(evaluator, ply=ply, rules=rules, filter_k=filter_k, name=str(path))
