@@ -1,0 +1,376 @@
+"""``nardy export``: a checkpoint -> ``policy.onnx`` + ``policy.json`` (FORMATS.md), verified.
+
+The graph takes the raw 50-number layout and computes the features, the
+network and the equity itself, so a frontend needs only the rules (to list
+the legal results of a roll) and the folder. Before anything is written the
+export is checked: onnxruntime and torch must agree to ``tolerance`` on a
+batch of real positions (afterstates from random games), at several batch
+sizes; otherwise the export fails, showing the difference, and leaves the
+output folder untouched.
+
+torch and onnx are imported inside the functions that need them: importing
+this module (the CLI does, to build its parser) must stay torch-free.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import warnings
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.onnx_policy import (
+    EQUITY_WEIGHTS,
+    INPUT_NAME,
+    JSON_FILE,
+    METADATA_KEYS,
+    ONNX_FILE,
+    OUTPUT_NAMES,
+    POLICY_FORMAT,
+    OnnxEvaluator,
+    contract_input,
+    contract_outputs,
+    load_policy,
+)
+from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER
+from nardy_env.encoding import FEATURES_VERSION, raw_positions
+from nardy_env.notation import Color
+from nardy_env.rules import DEFAULT_RULES
+
+__all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
+           "add_export_arguments", "cmd_export"]
+
+DEFAULT_OPSET = 18
+"""ONNX opset of exports (onnxruntime has run it since 1.14)."""
+EXPORTERS = ("dynamo", "torchscript")
+"""torch's exporters: ``dynamo`` (torch.export, the default) and the older TorchScript one."""
+_VERIFY_BATCHES = (1, 7)  # extra batch sizes run through the graph: the batch axis must be dynamic
+
+
+class ExportError(RuntimeError):
+    """An export that could not be made or did not pass its verification."""
+
+
+def real_positions(count: int, seed: int = 0, rules: Rules = DEFAULT_RULES, games: int = 64) -> np.ndarray:
+    """``count`` afterstates (int8 ``[count, 26]``, mover's view) sampled from random games.
+
+    Every candidate afterstate of every turn of ``games`` random games, from
+    the opening to bearing off, is a candidate; ``count`` of them are drawn
+    without replacement (all of them if there are fewer).
+    """
+    rng = np.random.default_rng(seed)
+    states = initial_states(games)
+    active = np.arange(games)
+    seen = []
+    while active.size:
+        dice = rng.integers(1, 7, size=(active.size, 2))
+        found = legal_afterstates(states[active], dice, rules, validate=False, threads=1)
+        seen.append(found.states)
+        counts = found.counts()
+        after = found.states[found.offsets[:-1] + (rng.random(counts.size) * counts).astype(np.int64)]
+        over = after[:, OFF_MOVER] == NUM_CHECKERS
+        states[active] = flip(after)
+        active = active[~over]
+    pool = np.concatenate(seen)
+    if count >= pool.shape[0]:
+        return pool
+    return pool[np.sort(rng.choice(pool.shape[0], size=count, replace=False))]
+
+
+def _json_safe(value: Any) -> Any:
+    """A checkpoint's config as plain JSON values (dataclass, ``to_dict`` or dict)."""
+    if value is None:
+        return None
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    elif is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    return json.loads(json.dumps(value, default=str))
+
+
+def _provenance(payload: dict[str, Any], path: Path) -> dict[str, Any]:
+    """policy.json's ``training``: games played, the run's config, the source checkpoint."""
+    from agents.td import file_sha256
+
+    raw_training = payload.get("training")
+    training: dict[str, Any] = raw_training if isinstance(raw_training, dict) else {}
+    games = training.get("games", payload.get("games", 0))
+    try:
+        games = int(games or 0)
+    except (TypeError, ValueError):
+        games = 0
+    config = payload.get("config", training.get("config"))
+    return {"games": games, "config": _json_safe(config), "checkpoint": str(path),
+            "checkpoint_sha256": file_sha256(path)}
+
+
+def _policy_module(network):
+    """The exported function: raw positions -> (outcomes, equity)."""
+    import torch
+
+    class Policy(torch.nn.Module):
+        def __init__(self, net) -> None:
+            super().__init__()
+            self.net = net
+            self.register_buffer("weights", torch.tensor(EQUITY_WEIGHTS, dtype=torch.float32),
+                                 persistent=False)
+
+        def forward(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            outcomes = self.net(positions)
+            return outcomes, (outcomes * self.weights).sum(dim=-1)
+
+    return Policy(network).eval()
+
+
+@contextlib.contextmanager
+def _quiet_torch_onnx():
+    """Silence the exporter's chatter (deprecations, missing torchvision ops) for the duration."""
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with contextlib.redirect_stdout(io.StringIO()):
+                yield
+    finally:
+        logger.setLevel(level)
+
+
+def _to_onnx(network, opset: int, exporter: str):
+    """The ONNX ModelProto of the policy, in memory, one file's worth (no external data)."""
+    import onnx
+    import torch
+
+    module = _policy_module(network)
+    sample = torch.zeros(3, 50)
+    try:
+        with _quiet_torch_onnx(), torch.inference_mode(False), torch.no_grad():
+            if exporter == "dynamo":
+                program = torch.onnx.export(
+                    module, (sample,), dynamo=True, external_data=False, opset_version=opset,
+                    dynamic_shapes=({0: torch.export.Dim("N")},), verbose=False,
+                    input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES))
+                if program is None:
+                    raise ExportError("torch.onnx.export returned no program")
+                program.optimize()
+                model = program.model_proto
+            else:
+                with tempfile.TemporaryDirectory() as tmp:
+                    file = Path(tmp) / ONNX_FILE
+                    torch.onnx.export(
+                        module, (sample,), str(file), dynamo=False, opset_version=opset,
+                        dynamic_axes={INPUT_NAME: {0: "N"}, **{o: {0: "N"} for o in OUTPUT_NAMES}},
+                        input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES))
+                    model = onnx.load(str(file))
+    except ExportError:
+        raise
+    except Exception as exc:
+        raise ExportError(f"torch.onnx.export ({exporter}, opset {opset}) failed: "
+                          f"{type(exc).__name__}: {exc}") from exc
+    # The dynamo exporter annotates every node with its Python stack trace (local paths, and
+    # most of the file's size); a shipped policy needs none of it.
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    for tensor in model.graph.initializer:
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            raise ExportError("the exporter put weights in an external data file; an export must be one file")
+    return model
+
+
+def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, side_note: str) -> dict:
+    """onnxruntime against torch on real positions; raises ExportError showing the worst row."""
+    import torch
+
+    raw = raw_positions(states)
+    with torch.inference_mode():
+        want = network.eval()(torch.from_numpy(raw)).double().numpy()
+    want_equity = want @ np.asarray(EQUITY_WEIGHTS)
+    evaluator = OnnxEvaluator(model_bytes)
+    outcomes, equity = evaluator.run(raw)
+    diffs = {"outcomes": np.abs(outcomes - want).max(axis=1), "equity": np.abs(equity - want_equity)}
+    for size in _VERIFY_BATCHES:  # the same rows in other batch sizes give the same answer
+        rows = slice(0, min(size, raw.shape[0]))
+        o, e = evaluator.run(raw[rows])
+        diffs["outcomes"][rows] = np.maximum(diffs["outcomes"][rows], np.abs(o - want[rows]).max(axis=1))
+        diffs["equity"][rows] = np.maximum(diffs["equity"][rows], np.abs(e - want_equity[rows]))
+    worst = {name: float(d.max()) for name, d in diffs.items()}
+    for name, d in diffs.items():
+        if worst[name] > tolerance:
+            row = int(d.argmax())
+            got = outcomes[row] if name == "outcomes" else equity[row]
+            ref = want[row] if name == "outcomes" else want_equity[row]
+            raise ExportError(
+                f"verification failed: onnxruntime and torch differ by {worst[name]:.3g} in {name!r} "
+                f"(tolerance {tolerance:g}) over {raw.shape[0]} real positions; worst at "
+                f"{format_npn(flip(states[row]), Color.BLACK)} (white has just moved): "
+                f"onnxruntime {np.round(got, 7).tolist()}, torch {np.round(ref, 7).tolist()}; {side_note}")
+    return {"positions": int(raw.shape[0]), "batch_sizes": [int(raw.shape[0]), *_VERIFY_BATCHES],
+            "tolerance": tolerance, "max_abs_diff": worst}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the policy from a web server
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _checkpoint_path(player: str | Path) -> Path:
+    """The checkpoint file named by PLAYER, or ExportError saying why it is not one."""
+    text = str(player)
+    base, sep, ply = text.rpartition("@")
+    if sep and ply.isdigit():
+        raise ExportError(f"{text!r}: an export holds the network alone; drop '@{ply}' and choose the "
+                          f"search depth when playing (DIR@{ply}, or --ply {ply})")
+    path = Path(text)
+    if path.is_dir() and (path / ONNX_FILE).exists():
+        raise ExportError(f"{path} is already an exported policy; export from a run directory or checkpoint")
+    if path.is_dir():
+        if not (path / "checkpoint.pt").is_file():
+            raise ExportError(f"{path} is a folder without checkpoint.pt; give a run directory or a .pt file")
+        return path / "checkpoint.pt"
+    if not path.exists():
+        raise ExportError(f"no checkpoint at {path}: give a run directory or a checkpoint file")
+    return path
+
+
+def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions: int = 4096,
+                  tolerance: float = 1e-5, opset: int = DEFAULT_OPSET, exporter: str = "dynamo",
+                  seed: int = 0, force: bool = False) -> dict[str, Any]:
+    """Export the network of a checkpoint (or run directory) to ``out_dir``; returns policy.json's content.
+
+    Writes ``policy.onnx`` and ``policy.json`` only after onnxruntime agreed
+    with torch to ``tolerance`` on ``positions`` real positions. An existing
+    export in ``out_dir`` is replaced only with ``force``.
+    """
+    import onnx
+    import onnxruntime
+    import torch
+
+    from agents.td import CheckpointError, load_checkpoint
+
+    if exporter not in EXPORTERS:
+        raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
+    if positions < 1:
+        raise ExportError(f"positions must be at least 1, got {positions}")
+    source = _checkpoint_path(checkpoint_path)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} is a file; give a folder (it is created if missing)")
+    existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
+    if existing and not force:
+        raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force to replace them")
+    try:
+        network, payload = load_checkpoint(source)
+    except CheckpointError as exc:
+        raise ExportError(str(exc)) from None
+    try:
+        rules = Rules.from_dict(payload.get("rules", {}))
+    except (ValueError, TypeError) as exc:
+        raise ExportError(f"{source}: its rules cannot be read: {exc}") from None
+    network.eval()
+
+    model = _to_onnx(network, opset, exporter)
+    model.doc_string = ("Long Nardy policy (nardy-policy/1): raw positions [N, 50] -> outcomes [N, 4], "
+                        "equity [N]; see policy.json")
+    for key, meta_key in METADATA_KEYS.items():
+        value = POLICY_FORMAT if key == "format" else FEATURES_VERSION
+        model.metadata_props.add(key=meta_key, value=value)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:
+        raise ExportError(f"the exported graph does not pass onnx.checker: {exc}") from exc
+    model_bytes = model.SerializeToString()
+    opsets = {o.domain or "ai.onnx": int(o.version) for o in model.opset_import}
+
+    states = real_positions(positions, seed=seed, rules=rules)
+    verification = _verify(model_bytes, network, states, tolerance, f"nothing was written to {out}")
+    verification["onnxruntime"] = onnxruntime.__version__
+
+    policy = {
+        "format": POLICY_FORMAT,
+        "rules": rules.to_dict(),
+        "input": contract_input(),
+        "outputs": contract_outputs(),
+        "network": network.shape(),
+        "features_version": FEATURES_VERSION,
+        "features_in_graph": True,
+        "training": _provenance(payload, source),
+        "onnx": {"file": ONNX_FILE, "opset": opsets.get("ai.onnx", opset), "opset_import": opsets,
+                 "producer": f"{model.producer_name} {model.producer_version}".strip(),
+                 "exporter": exporter, "torch": torch.__version__, "onnx": onnx.__version__,
+                 "external_data": False, "bytes": len(model_bytes),
+                 "sha256": hashlib.sha256(model_bytes).hexdigest()},
+        "verification": verification,
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomic(out / ONNX_FILE, model_bytes)
+    _write_atomic(out / JSON_FILE, (json.dumps(policy, indent=2) + "\n").encode("utf-8"))
+    load_policy(out)  # what was written reads back under the loader's checks
+    return policy
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``)."""
+    parser.add_argument("player", metavar="PLAYER", help="a run directory (holding checkpoint.pt) or a checkpoint file")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="folder to write policy.onnx and policy.json into (created if missing)")
+    parser.add_argument("--force", action="store_true", help="replace an export already in DIR")
+    parser.add_argument("--positions", type=int, default=4096,
+                        help="real positions on which onnxruntime must match torch (default 4096)")
+    parser.add_argument("--tolerance", type=float, default=1e-5,
+                        help="largest allowed |onnxruntime - torch| (default 1e-5)")
+    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
+    parser.add_argument("--exporter", choices=EXPORTERS, default="dynamo",
+                        help="torch exporter: dynamo (torch.export, default) or torchscript (legacy)")
+    parser.add_argument("--json", action="store_true", help="print policy.json's content as one JSON line")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Run ``nardy export``: 0 on success, 1 when the export fails (message on stderr)."""
+    try:
+        policy = export_policy(args.player, args.out, positions=getattr(args, "positions", 4096),
+                               tolerance=getattr(args, "tolerance", 1e-5),
+                               opset=getattr(args, "opset", DEFAULT_OPSET),
+                               exporter=getattr(args, "exporter", "dynamo"),
+                               force=getattr(args, "force", False))
+    except ExportError as exc:
+        print(f"nardy export: {exc}", file=sys.stderr)
+        return 1
+    if getattr(args, "json", False):
+        print(json.dumps(policy))
+        return 0
+    v, o = policy["verification"], policy["onnx"]
+    out = Path(args.out)
+    print(f"wrote {out / ONNX_FILE} ({o['bytes']:,} bytes, opset {o['opset']}, {o['producer']}) "
+          f"and {out / JSON_FILE}")
+    print(f"network {policy['network']['hidden']} on {policy['features_version']}, "
+          f"rules {json.dumps(policy['rules'])}, trained on {policy['training']['games']:,} games")
+    print(f"verified: onnxruntime matches torch on {v['positions']} real positions, max |difference| "
+          f"{v['max_abs_diff']['outcomes']:.2g} (outcomes), {v['max_abs_diff']['equity']:.2g} (equity), "
+          f"tolerance {v['tolerance']:g}")
+    return 0
