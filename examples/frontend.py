@@ -1,0 +1,99 @@
+"""Play Long Nardy against an exported policy, as a frontend would (docs/policy.md).
+
+Needs only the exported folder, onnxruntime, numpy and the rules core (to list
+the legal results of a roll; a frontend in another language has its own).
+
+    python examples/frontend.py POLICY_DIR             # you play white, typing a play's number
+    python examples/frontend.py POLICY_DIR --auto 7    # unattended: random plays for you, seed 7
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+
+from nardy_env import START_NPN, Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+
+
+def legal_plays(npn, dice, rules):
+    """Step 1: {result NPN: moves} of every position the side to move may end its turn in."""
+    state, side = parse_npn(npn)
+    found = legal_afterstates(state[None], np.array([dice]), rules)
+    return {format_npn(flip(s), side.other): " ".join(
+        f"{to_common_point(int(a), side)}/{to_common_point(int(b), side) or 'off'}" for a, b in m[:n])
+        for s, m, n in zip(found.states, found.moves, found.num_moves, strict=True)}
+
+
+def encode(result):
+    """Step 2: the 50 numbers of a result, seen by the side that has just moved ("me")."""
+    points, off, to_move = result.split(":")
+    c = [int(x) for x in points.split(",")]
+    white_off, black_off = (int(x) for x in off.split(","))
+    white = [max(c[p], 0) for p in range(24)]  # white's personal point p+1 is common p+1
+    black = [max(-c[(p + 12) % 24], 0) for p in range(24)]  # black's is common p+13, wrapping
+    if to_move == "b":  # white has just moved
+        return white + black + [white_off, black_off]
+    return black + white + [black_off, white_off]
+
+
+def best_result(session, results):
+    """Steps 3-4: run the graph, take the highest equity; ties go to the earliest result."""
+    raw = np.array([encode(r) for r in results], dtype=np.float32)
+    equity = session.run(["equity"], {"positions": raw})[0].astype(np.float64)
+    for k, row in enumerate(raw):  # a result that bears off my last checker ends the game
+        if row[48] == 15:
+            equity[k] = 2.0 if row[49] == 0 else 1.0
+    return results[int(np.argmax(equity))]
+
+
+def opening(rng, rules):
+    """Each side rolls one die until they differ; the higher moves first."""
+    white = black = 0
+    while white == black:
+        white, black = (int(x) for x in rng.integers(1, 7, size=2))
+    dice = [white, black] if rules.opening == "play" else [int(x) for x in rng.integers(1, 7, size=2)]
+    return ("w" if white > black else "b"), dice
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy", type=Path, help="an exported policy folder")
+    parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
+    args = parser.parse_args()
+    info = json.loads((args.policy / "policy.json").read_text())
+    assert info["format"] == "nardy-policy/1", info["format"]
+    rules = Rules.from_dict(info["rules"])
+    session = ort.InferenceSession(str(args.policy / "policy.onnx"), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(args.auto)
+    side, dice = opening(rng, rules)
+    npn = START_NPN[:-1] + side
+    for turn in range(1, 1000):
+        plays = legal_plays(npn, dice, rules)
+        results = sorted(plays)  # the order of FORMATS.md's `results`, which breaks ties
+        if side == "b":
+            npn = best_result(session, results)
+        elif args.auto is not None or len(results) == 1:
+            npn = results[int(rng.integers(len(results)))]
+        else:
+            print(f"\n{npn}  you (white) rolled {dice[0]}-{dice[1]}")
+            for n, r in enumerate(results, 1):
+                print(f"  {n:3d}. {plays[r]:<24} -> {r}")
+            choice = ""
+            while not (choice.isdigit() and 1 <= int(choice) <= len(results)):
+                choice = input(f"your play (1-{len(results)}): ").strip()
+            npn = results[int(choice) - 1]
+        print(f"{turn:3d}. {'bot' if side == 'b' else 'you'} {dice[0]}-{dice[1]}: {plays[npn] or '(no move)'} -> {npn}")
+        state, _ = parse_npn(npn)
+        if state[25] == 15:  # the side that just moved (the opponent of the one to move) is off
+            points = 2 if state[24] == 0 else 1
+            print(f"{'bot (black)' if side == 'b' else 'you (white)'} won {points} point(s) in {turn} plies")
+            return 0
+        side = "w" if side == "b" else "b"
+        dice = [int(x) for x in rng.integers(1, 7, size=2)]
+    raise SystemExit("no result after 1000 plies")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
