@@ -1,0 +1,474 @@
+"""Exported policies (FORMATS.md "Exported policy", docs/policy.md): export, verification, loading.
+
+An untrained network stands in for a trained one until a trained player ships.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper
+
+from agents.network import TDNetwork
+from agents.onnx_policy import (
+    JSON_FILE,
+    ONNX_FILE,
+    POLICY_FORMAT,
+    OnnxEvaluator,
+    PolicyError,
+    contract_input,
+    load_policy,
+    onnx_player,
+    read_policy_json,
+)
+from agents.td import TorchEvaluator, file_sha256, save_checkpoint, td_player
+from nardy_env import DEFAULT_RULES, START_NPN, Color, flip, format_npn, legal_afterstates, parse_npn
+from nardy_env.core import OFF_MOVER, OFF_OPPONENT
+from nardy_env.encoding import FEATURES_VERSION, raw_positions
+from tests.helpers import npn
+from train.export import ExportError, add_export_arguments, cmd_export, export_policy, real_positions
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = {"hidden": [32, 16], "lr": 0.01, "games": 1234}
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory) -> Path:
+    torch.manual_seed(0)
+    path = tmp_path_factory.mktemp("run") / "checkpoint.pt"
+    save_checkpoint(path, TDNetwork(CONFIG["hidden"]), DEFAULT_RULES,
+                    training={"games": 1234, "steps": 99}, config=CONFIG)
+    return path
+
+
+@pytest.fixture(scope="module")
+def exported(checkpoint, tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("policy")
+    policy = export_policy(checkpoint.parent, out)  # the run directory; the default exporter (dynamo)
+    return out, policy
+
+
+def _positions_to_move(count: int, seed: int) -> np.ndarray:
+    """Positions with the side to move still playing, from random games."""
+    states = flip(real_positions(count, seed=seed))
+    return states[states[:, OFF_OPPONENT] < 15]
+
+
+def _copy_policy(src: Path, dst: Path) -> Path:
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in (ONNX_FILE, JSON_FILE):
+        (dst / name).write_bytes((src / name).read_bytes())
+    return dst
+
+
+# --- the files ------------------------------------------------------------------------------
+
+
+def test_export_writes_exactly_two_files(exported):
+    out, _ = exported
+    assert sorted(p.name for p in out.iterdir()) == [JSON_FILE, ONNX_FILE]
+
+
+def test_policy_json_follows_the_schema(exported, checkpoint):
+    out, policy = exported
+    info = json.loads((out / JSON_FILE).read_text())
+    assert info == policy == read_policy_json(out)
+    assert info["format"] == POLICY_FORMAT == "nardy-policy/1"
+    assert info["rules"] == DEFAULT_RULES.to_dict()
+    assert info["input"] == contract_input()
+    assert info["input"]["name"] == "positions" and info["input"]["shape"] == ["N", 50]
+    assert [(o["name"], o["dtype"], o["shape"]) for o in info["outputs"]] == [
+        ("outcomes", "float32", ["N", 4]), ("equity", "float32", ["N"])]
+    assert info["outputs"][0]["columns"] == ["win", "win_mars", "lose", "lose_mars"]
+    assert info["outputs"][1]["weights"] == [1.0, 2.0, -1.0, -2.0]
+    assert info["network"] == TDNetwork(CONFIG["hidden"]).shape()
+    assert info["features_version"] == FEATURES_VERSION and info["features_in_graph"] is True
+    assert info["training"] == {"games": 1234, "config": CONFIG, "checkpoint": str(checkpoint),
+                                "checkpoint_sha256": file_sha256(checkpoint)}
+    meta = info["onnx"]
+    assert meta["file"] == ONNX_FILE and meta["external_data"] is False
+    assert isinstance(meta["opset"], int) and meta["opset"] >= 17
+    assert meta["producer"].startswith("pytorch ")
+    assert meta["sha256"] == file_sha256(out / ONNX_FILE) and meta["bytes"] == (out / ONNX_FILE).stat().st_size
+    check = info["verification"]
+    assert check["positions"] == 4096 and check["tolerance"] == 1e-5
+    assert 0 <= check["max_abs_diff"]["outcomes"] <= 1e-5 and 0 <= check["max_abs_diff"]["equity"] <= 1e-5
+
+
+def test_onnx_graph_is_one_file_with_the_contract_signature(exported):
+    out, policy = exported
+    model = onnx.load(str(out / ONNX_FILE), load_external_data=False)
+    onnx.checker.check_model(model, full_check=True)
+    assert not any(onnx.external_data_helper.uses_external_data(t) for t in model.graph.initializer)
+
+    def signature(values):
+        return [(v.name, v.type.tensor_type.elem_type,
+                 [d.dim_value if d.HasField("dim_value") else "dynamic" for d in v.type.tensor_type.shape.dim])
+                for v in values]
+
+    assert signature(model.graph.input) == [("positions", TensorProto.FLOAT, ["dynamic", 50])]
+    assert signature(model.graph.output) == [("outcomes", TensorProto.FLOAT, ["dynamic", 4]),
+                                             ("equity", TensorProto.FLOAT, ["dynamic"])]
+    assert {o.domain or "ai.onnx": o.version for o in model.opset_import}["ai.onnx"] == policy["onnx"]["opset"]
+    assert model.producer_name == "pytorch"
+    assert {p.key: p.value for p in model.metadata_props} == {
+        "nardy.format": POLICY_FORMAT, "nardy.features_version": FEATURES_VERSION}
+
+
+def test_graph_encodes_features_itself_and_matches_torch_at_any_batch_size(exported, checkpoint):
+    out, _ = exported
+    evaluator, _ = load_policy(out)
+    torch_eval = TorchEvaluator(td_player(checkpoint).evaluator.network)
+    raw = raw_positions(real_positions(3000, seed=5))
+    outcomes, equity = evaluator.run(raw)
+    assert outcomes.shape == (3000, 4) and equity.shape == (3000,)
+    assert outcomes.dtype == np.float32 and equity.dtype == np.float32
+    np.testing.assert_allclose(outcomes.sum(axis=1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(equity, outcomes @ np.array([1, 2, -1, -2], dtype=np.float32), atol=1e-6)
+    assert np.abs(outcomes - torch_eval.outcomes(raw)).max() <= 1e-5
+    for rows in (slice(0, 1), slice(7, 20), slice(100, 2100)):
+        np.testing.assert_allclose(evaluator.run(raw[rows])[0], outcomes[rows], atol=1e-6)
+
+
+# --- playing with it ------------------------------------------------------------------------
+
+
+def test_round_trip_plays_like_the_torch_player(exported, checkpoint):
+    out, _ = exported
+    states = _positions_to_move(5000, seed=11)
+    dice = np.random.default_rng(3).integers(1, 7, size=(states.shape[0], 2))
+    found = legal_afterstates(states, dice)
+    theirs, ours = td_player(checkpoint), onnx_player(out)
+    rng = np.random.default_rng(0)
+    want, got = theirs.choose(states, found, rng), ours.choose(states, found, rng)
+    assert states.shape[0] > 4000 and found.states.shape[0] > 30000
+    # float32 rounding may flip only a near tie: best and second best within 2e-6 for torch.
+    values = theirs.evaluate(found)
+    counts = found.counts()
+    best = values[found.offsets[:-1] + want]
+    second = np.array([np.sort(values[a:b])[-2] if b - a > 1 else -np.inf
+                       for a, b in zip(found.offsets[:-1], found.offsets[1:], strict=True)])
+    near_tie = best - second < 2e-6
+    assert (want == got)[~near_tie].all(), np.flatnonzero((want != got) & ~near_tie)
+    assert near_tie.sum() <= counts.size // 100
+    assert ours.name == str(out) and ours.rules == DEFAULT_RULES
+
+
+def test_round_trip_one_ply_search_plays_like_the_torch_player(exported, checkpoint):
+    out, _ = exported
+    states = _positions_to_move(400, seed=12)[:12]
+    dice = np.random.default_rng(4).integers(1, 7, size=(states.shape[0], 2))
+    found = legal_afterstates(states, dice)
+    theirs, ours = td_player(checkpoint, ply=1), onnx_player(out, ply=1)
+    np.testing.assert_allclose(ours.evaluate(found), theirs.evaluate(found), atol=1e-5)
+    rng = np.random.default_rng(0)
+    assert (ours.choose(states, found, rng) == theirs.choose(states, found, rng)).all()
+
+
+def _load_frontend():
+    spec = importlib.util.spec_from_file_location("frontend_example", ROOT / "examples" / "frontend.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_frontend_encoding_from_npn_is_the_raw_layout():
+    frontend = _load_frontend()
+    states = real_positions(2000, seed=21)
+    for k, state in enumerate(states):
+        mover = Color(k % 2)  # either colour may have just moved
+        result = format_npn(flip(state), mover.other)
+        assert frontend.encode(result) == raw_positions(state).tolist(), result
+    # The worked row of docs/policy.md: white's 6-5 from the start.
+    after = "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b"
+    assert frontend.encode(after) == [0] * 12 + [1] + [0] * 10 + [14] + [0] * 23 + [15] + [0, 0]
+
+
+def test_frontend_contract_picks_what_the_player_picks(exported):
+    """docs/policy.md's steps (sorted NPN results, graph equity, exact wins, first max) = onnx_player."""
+    out, _ = exported
+    frontend = _load_frontend()
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(out / ONNX_FILE), providers=["CPUExecutionProvider"])
+    player = onnx_player(out)
+    states = _positions_to_move(600, seed=13)[:300]
+    # Bearing-off positions where some plays win and others do not.
+    bear_off = parse_npn(npn({1: 1, 6: 1}, {13: 10}, off=(13, 5)))[0]
+    states = np.concatenate([states, bear_off[None]])
+    dice = np.random.default_rng(6).integers(1, 7, size=(states.shape[0], 2))
+    dice[-1] = (6, 1)
+    found = legal_afterstates(states, dice)
+    picks = player.choose(states, found, np.random.default_rng(0))
+    for i in range(states.shape[0]):
+        results = [format_npn(flip(s), Color.BLACK) for s in found.states[found.offsets[i]:found.offsets[i + 1]]]
+        assert frontend.best_result(session, sorted(results)) == results[picks[i]]
+    assert found.states[found.offsets[-2] + picks[-1], OFF_MOVER] == 15
+
+
+# --- loader errors --------------------------------------------------------------------------
+
+
+def _toy_model(input_name="positions", batch="N", width=50, outputs=("outcomes", "equity"),
+               metadata=None) -> bytes:
+    """A tiny graph with the contract's shape (or a broken one): softmax(x @ W) and its equity."""
+    x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [batch, width])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [width, 4], np.linspace(-1, 1, width * 4).tolist())
+    pts = helper.make_tensor("pts", TensorProto.FLOAT, [4], [1, 2, -1, -2])
+    nodes = [helper.make_node("MatMul", [input_name, "w"], ["logits"]),
+             helper.make_node("Softmax", ["logits"], ["outcomes"], axis=-1),
+             helper.make_node("MatMul", ["outcomes", "pts"], ["equity"])]
+    shapes = {"outcomes": [batch, 4], "equity": [batch]}
+    graph = helper.make_graph(nodes, "toy", [x], [helper.make_tensor_value_info(o, TensorProto.FLOAT, shapes[o])
+                                                 for o in outputs], [w, pts])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    for key, value in (metadata or {}).items():
+        model.metadata_props.add(key=key, value=value)
+    return model.SerializeToString()
+
+
+def _with_model(exported, tmp_path: Path, model: bytes, update_hash: bool = True) -> Path:
+    folder = _copy_policy(exported[0], tmp_path / "policy")
+    (folder / ONNX_FILE).write_bytes(model)
+    if update_hash:
+        info = json.loads((folder / JSON_FILE).read_text())
+        info["onnx"]["sha256"] = file_sha256(folder / ONNX_FILE)
+        (folder / JSON_FILE).write_text(json.dumps(info))
+    return folder
+
+
+def _with_json(exported, tmp_path: Path, **changes) -> Path:
+    folder = _copy_policy(exported[0], tmp_path / "policy")
+    info = json.loads((folder / JSON_FILE).read_text())
+    for key, value in changes.items():
+        if value is None:
+            del info[key]
+        else:
+            info[key] = value
+    (folder / JSON_FILE).write_text(json.dumps(info))
+    return folder
+
+
+def test_toy_model_with_the_contract_loads(exported, tmp_path):
+    folder = _with_model(exported, tmp_path, _toy_model())
+    player = onnx_player(folder)
+    assert player.evaluator.outcomes(np.zeros((3, 50), np.float32)).shape == (3, 4)
+
+
+def test_missing_folder_file_and_files(exported, tmp_path):
+    with pytest.raises(PolicyError, match="does not exist"):
+        onnx_player(tmp_path / "nowhere")
+    (tmp_path / "plain.txt").write_text("x")
+    with pytest.raises(PolicyError, match="is a file, not an exported policy folder"):
+        onnx_player(tmp_path / "plain.txt")
+    for missing in (ONNX_FILE, JSON_FILE):
+        folder = _copy_policy(exported[0], tmp_path / f"no-{missing}")
+        (folder / missing).unlink()
+        with pytest.raises(PolicyError, match=f"{missing} is missing"):
+            onnx_player(folder)
+    # Either file of a complete folder names the folder.
+    assert load_policy(exported[0] / ONNX_FILE)[1]["format"] == POLICY_FORMAT
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"format": "nardy-policy/2"}, "has format 'nardy-policy/2'; this code reads 'nardy-policy/1'"),
+    ({"features_version": "nardy-features/9"}, "exported with features 'nardy-features/9'"),
+    ({"network": {"hidden": [8], "features_version": "nardy-features/0"}}, "features version mismatch"),
+    ({"training": None}, r"lacks the key\(s\) \['training'\]"),
+    ({"rules": {"block_rule": "nowhere"}}, "rules: block_rule must be one of"),
+    ({"input": {"name": "x", "dtype": "float32", "shape": ["N", 50]}}, "one float32 input named 'positions'"),
+    ({"input": {"name": "positions", "dtype": "float32", "shape": [1, 50]}}, r"input shape is \[1, 50\]"),
+    ({"outputs": [{"name": "outcomes", "shape": ["N", 4]}]}, r"outputs are \['outcomes'\]"),
+])
+def test_bad_policy_json_is_refused_with_a_clear_message(exported, tmp_path, changes, message):
+    with pytest.raises(PolicyError, match=message):
+        onnx_player(_with_json(exported, tmp_path, **changes))
+
+
+def test_policy_json_that_is_not_json(exported, tmp_path):
+    folder = _copy_policy(exported[0], tmp_path / "p")
+    (folder / JSON_FILE).write_text("{not json")
+    with pytest.raises(PolicyError, match="is not valid JSON"):
+        onnx_player(folder)
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    (dict(input_name="x"), r"inputs are \['x'\]; the contract is one input named 'positions'"),
+    (dict(batch=8), r"'positions' has shape \[8, 50\]; the contract is \['N', 50\] with a dynamic batch"),
+    (dict(width=49), r"'positions' has shape \['N', 49\]"),
+    (dict(outputs=("outcomes",)), r"outputs are \['outcomes'\]; the contract is \['outcomes', 'equity'\]"),
+    (dict(metadata={"nardy.features_version": "nardy-features/0"}), "the model's features_version is"),
+])
+def test_graph_that_breaks_the_contract_is_refused(exported, tmp_path, model, message):
+    with pytest.raises(PolicyError, match=message):
+        onnx_player(_with_model(exported, tmp_path, _toy_model(**model)))
+
+
+def test_files_from_different_exports_are_refused(exported, tmp_path):
+    folder = _with_model(exported, tmp_path, _toy_model(), update_hash=False)
+    with pytest.raises(PolicyError, match="come from different exports"):
+        onnx_player(folder)
+
+
+def test_unreadable_onnx_is_refused(exported, tmp_path):
+    folder = _with_model(exported, tmp_path, b"not an onnx file")
+    with pytest.raises(PolicyError, match="onnxruntime cannot load"):
+        onnx_player(folder)
+    with pytest.raises(ValueError, match=r"shape \[N, 50\]"):
+        OnnxEvaluator(_toy_model()).run(np.zeros((2, 26)))
+
+
+# --- export errors --------------------------------------------------------------------------
+
+
+def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_path):
+    with pytest.raises(ExportError, match="no checkpoint at"):
+        export_policy(tmp_path / "missing.pt", tmp_path / "out")
+    with pytest.raises(ExportError, match="folder without checkpoint.pt"):
+        export_policy(tmp_path, tmp_path / "out")
+    with pytest.raises(ExportError, match="drop '@1'"):
+        export_policy(f"{checkpoint.parent}@1", tmp_path / "out")
+    with pytest.raises(ExportError, match="already an exported policy"):
+        export_policy(exported[0], tmp_path / "out")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ExportError, match="not a readable checkpoint"):
+        export_policy(tmp_path / "junk.pt", tmp_path / "out")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ExportError, match="is a file"):
+        export_policy(checkpoint, tmp_path / "file")
+    with pytest.raises(ExportError, match="pass --force"):
+        export_policy(checkpoint, exported[0])
+    assert not (tmp_path / "out").exists()
+
+
+def test_failed_verification_shows_the_difference_and_writes_nothing(checkpoint, tmp_path, monkeypatch):
+    import train.export as export
+
+    real = export._policy_module
+
+    def drifting(network):
+        module = real(network)
+        forward = module.forward
+        module.forward = lambda positions: tuple(t + 3e-4 for t in forward(positions))
+        return module
+
+    monkeypatch.setattr(export, "_policy_module", drifting)
+    out = tmp_path / "out"
+    with pytest.raises(ExportError) as err:
+        export_policy(checkpoint, out, exporter="torchscript", positions=256)
+    text = str(err.value)
+    assert "onnxruntime and torch differ by 0.0003" in text and "tolerance 1e-05" in text
+    assert "256 real positions" in text and "nothing was written" in text
+    assert not out.exists() or not any(out.iterdir())
+
+
+def _export_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_export_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_cmd_export_reports_success_and_failure(checkpoint, tmp_path, capsys):
+    out = tmp_path / "fresh"
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--exporter", "torchscript",
+                                   "--positions", "512")) == 0
+    printed = capsys.readouterr().out
+    assert "policy.onnx" in printed and "verified: onnxruntime matches torch on 512 real positions" in printed
+    assert read_policy_json(out)["onnx"]["exporter"] == "torchscript"
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out))) == 1
+    assert "nardy export:" in capsys.readouterr().err
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--force", "--json",
+                                   "--exporter", "torchscript", "--positions", "64")) == 0
+    assert json.loads(capsys.readouterr().out)["verification"]["positions"] == 64
+
+
+def test_export_parser_needs_an_output_folder():
+    with pytest.raises(SystemExit):
+        _export_args("some/run")
+
+
+# --- without torch, through the command line ------------------------------------------------
+
+
+def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    shim = tmp_path / "no-torch"
+    shim.mkdir(exist_ok=True)
+    (shim / "torch.py").write_text('raise ImportError("torch is unimportable in this test")\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim), str(ROOT)]), "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True,
+                          timeout=120, env=env, cwd=ROOT)
+
+
+def test_the_shim_makes_torch_unimportable(tmp_path):
+    out = _run_without_torch(tmp_path, "-c", "import torch")
+    assert out.returncode != 0 and "torch is unimportable" in out.stderr
+
+
+def test_hint_with_a_policy_runs_without_torch(exported, checkpoint, tmp_path):
+    second = "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b"
+    lines = [{"position": START_NPN, "dice": [6, 5]}, {"position": second, "dice": [3, 3]},
+             {"position": second, "dice": [6, 2]}]
+    out = _run_without_torch(tmp_path, "-m", "train.cli", "hint", "--jsonl", "--policy", str(exported[0]),
+                             stdin="".join(json.dumps(x) + "\n" for x in lines))
+    assert out.returncode == 0, out.stderr
+    records = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(records) == 3
+    torch_player = td_player(checkpoint)
+    for rec in records:
+        ranked = rec["ranked"]
+        assert sorted(r["result"] for r in ranked) == rec["results"]
+        assert [r["equity"] for r in ranked] == sorted((r["equity"] for r in ranked), reverse=True)
+        # The same equities as the torch network gives.
+        state, side = parse_npn(rec["position"])
+        found = legal_afterstates(state[None], np.array([rec["dice"]]))
+        want = {format_npn(flip(s), side.other): v for s, v in zip(found.states, torch_player.evaluate(found),
+                                                                   strict=True)}
+        for r in ranked:
+            assert abs(r["equity"] - want[r["result"]]) < 2e-5
+
+
+def test_eval_with_a_policy_runs_without_torch(exported, tmp_path):
+    out = _run_without_torch(tmp_path, "-m", "train.cli", "eval", str(exported[0]), "heuristic",
+                             "--games", "20", "--workers", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.splitlines()[-1])
+    assert summary["games"] == 20 and summary["player_a"] == str(exported[0])
+
+
+def test_bad_policy_folder_gives_a_clear_cli_error(exported, tmp_path):
+    folder = _with_json(exported, tmp_path, format="something-else")
+    out = _run_without_torch(tmp_path, "-m", "train.cli", "hint", "--policy", str(folder), START_NPN, "6", "5")
+    assert out.returncode != 0
+    assert "nardy: " in out.stderr and "this code reads 'nardy-policy/1'" in out.stderr
+
+
+def test_frontend_example_plays_a_game_to_the_end_without_torch(exported, tmp_path):
+    out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(exported[0]), "--auto", "1")
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.splitlines()[-1]
+    assert " won " in last and "point(s) in" in last
+    assert len((ROOT / "examples" / "frontend.py").read_text().splitlines()) < 100
+
+
+def test_nardy_export_command(checkpoint, tmp_path):
+    from train.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    if "export" not in sub.choices:
+        pytest.skip("train/cli.py has no export subcommand yet")
+    out = subprocess.run([sys.executable, "-m", "train.cli", "export", str(checkpoint), "--out",
+                          str(tmp_path / "p"), "--exporter", "torchscript", "--positions", "256"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "verified" in out.stdout and read_policy_json(tmp_path / "p")["format"] == POLICY_FORMAT
