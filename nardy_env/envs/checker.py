@@ -82,15 +82,25 @@ def checker_move(action: int) -> tuple[int, int]:
     return action // NUM_FACES + 1, action % NUM_FACES + 1
 
 
+def _left_table() -> np.ndarray:
+    table = np.zeros((NUM_FACES + 1, NUM_FACES + 1, NUM_FACES), dtype=np.int8)
+    for a in range(1, NUM_FACES + 1):
+        for b in range(1, NUM_FACES + 1):
+            if a == b:
+                table[a, b, a - 1] = MAX_DICE_MOVES
+            else:
+                table[a, b, a - 1] = table[a, b, b - 1] = 1
+    table.setflags(write=False)
+    return table
+
+
+_LEFT = _left_table()
+
+
 def dice_left(dice: np.ndarray) -> np.ndarray:
     """Single-die moves a fresh roll gives, per face: int8 ``[B, 6]`` (a double gives 4 of its face)."""
     dice = np.asarray(dice, dtype=np.int64).reshape(-1, 2)
-    left = np.zeros((dice.shape[0], NUM_FACES), dtype=np.int8)
-    rows = np.arange(dice.shape[0])
-    double = dice[:, 0] == dice[:, 1]
-    left[rows, dice[:, 0] - 1] = np.where(double, MAX_DICE_MOVES, 1)
-    left[rows, dice[:, 1] - 1] += ~double  # each (row, face) pair once per statement: no add.at needed
-    return left
+    return _LEFT[dice[:, 0], dice[:, 1]]
 
 
 def turn_need(found: Afterstates, dice: np.ndarray) -> np.ndarray:
@@ -109,23 +119,20 @@ def turn_need(found: Afterstates, dice: np.ndarray) -> np.ndarray:
     return need
 
 
-_SHIFTS = (5 * (11 - np.arange(NUM_POINTS // 2))).astype(np.uint64)
+_PLACE = (32 ** (11 - np.arange(NUM_POINTS // 2))).astype(np.int64)  # 5 bits a point, index 0 first
 
 
 def _board_keys(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two uint64 keys per state that identify it and sort like the core's result order.
+    """Two int64 keys per state that identify it and sort like the core's result order.
 
     The board fixes both borne-off counts (each side has 15 checkers), so 24
-    points at 5 bits each, index 0 most significant, are enough: comparing
-    ``(k0, k1)`` is comparing state rows lexicographically, the order in which
-    ``legal_afterstates`` sorts its results.
+    points at 5 bits each (count + 15), index 0 most significant, are enough:
+    comparing ``(k0, k1)`` is comparing state rows lexicographically, the order
+    in which ``legal_afterstates`` sorts its results. Each key is below 2**60.
     """
     vals = states[:, :NUM_POINTS].astype(np.int64) + NUM_CHECKERS
-    vals = vals.astype(np.uint64)
     half = NUM_POINTS // 2
-    k0 = np.bitwise_or.reduce(vals[:, :half] << _SHIFTS, axis=1)
-    k1 = np.bitwise_or.reduce(vals[:, half:] << _SHIFTS, axis=1)
-    return k0, k1
+    return vals[:, :half] @ _PLACE, vals[:, half:] @ _PLACE
 
 
 class TurnTargets:
@@ -211,7 +218,9 @@ def checker_options(
     if qr.size == 0:
         return CheckerOptions(mask, results)
     qd = qf.astype(np.int64) + 1
-    single = legal_continuations(states[qr], np.stack([qd, qd], axis=1), 1, heads[qr], first_double[qr], rules)
+    single = legal_continuations(
+        states[qr], np.stack([qd, qd], axis=1), np.ones(qr.size, dtype=np.int64), heads[qr], first_double[qr], rules
+    )
     query = np.repeat(np.arange(qr.size), single.counts())
     moved = single.num_moves == 1
     query = query[moved]

@@ -27,6 +27,7 @@ from ..core import (
     HEAD_INDEX,
     MAX_RESULTS,
     NUM_CHECKERS,
+    NUM_POINTS,
     OFF_MOVER,
     STATE_SIZE,
     Afterstates,
@@ -70,6 +71,7 @@ ROLL_BLOCK = 128
 """Rolls drawn from a game's generator at a time."""
 
 _TURN_COLUMNS = NUM_FACES + 1  # dice left per face, checkers already off the head
+_THEIR_POINTS = (np.arange(NUM_POINTS) + NUM_POINTS // 2) % NUM_POINTS  # my index of their point y at y - 1
 
 
 class IllegalActionError(ValueError):
@@ -380,10 +382,11 @@ class GameBatch:
 
         start = np.sort(np.concatenate(starting)) if starting else np.zeros(0, dtype=np.int64)
         if self.opponent is not None and start.size:
-            theirs = start[self.side[start] != self.agent[start]]
+            mine = self.side[start] == self.agent[start]
+            theirs = start[~mine]
             if theirs.size:
                 new, fin = self._opponent_turn(theirs, reward, terminated)
-                start = np.sort(np.concatenate([start[self.side[start] == self.agent[start]], new]))
+                start = np.sort(np.concatenate([start[mine], new]))
                 ended.append(fin)
 
         fin = np.sort(np.concatenate(ended)) if ended else np.zeros(0, dtype=np.int64)
@@ -412,12 +415,13 @@ class GameBatch:
 
     def _end_turn(self, rows, after, reward, terminated, agent_moved: bool):
         """Finish the turns of ``rows`` in ``after`` (mover's view); returns (new turns, finished)."""
-        points = outcome(after).astype(np.int64)
-        sign = 1 if (agent_moved or self.opponent is None) else -1
-        reward[rows] += sign * points
         over = after[:, OFF_MOVER] == NUM_CHECKERS
-        terminated[rows] |= over
-        self.last_points[rows] = points
+        if over.any():
+            points = outcome(after[over]).astype(np.int64)
+            sign = 1 if (agent_moved or self.opponent is None) else -1
+            reward[rows[over]] += sign * points
+            terminated[rows[over]] = True
+            self.last_points[rows[over]] = points
         self.state[rows] = flip(after)
         self.side[rows] ^= 1
         self.over[rows] = over
@@ -443,14 +447,18 @@ class GameBatch:
         self.heads[finished] = 0
         # One core call for both: seen by the winner (15 off, nothing on the
         # board) a finished game has exactly one result, itself, like a pass.
-        both = np.concatenate([rows, finished])
-        order = np.argsort(both, kind="stable")
-        both = both[order]
-        states = self.state[both]
-        dice = self.dice[both]
-        is_finished = order >= rows.size
-        states[is_finished] = flip(states[is_finished])
-        dice[is_finished] = 1
+        if finished.size:
+            both = np.concatenate([rows, finished])
+            order = np.argsort(both, kind="stable")
+            both = both[order]
+            states = self.state[both]
+            dice = self.dice[both]
+            is_finished = order >= rows.size
+            states[is_finished] = flip(states[is_finished])
+            dice[is_finished] = 1
+        else:
+            both, states, dice = rows, self.state[rows], self.dice[rows]
+            is_finished = np.zeros(rows.size, dtype=bool)
         found = _afterstates(states, dice, self.rules)
         if finished.size:
             found.states[found.offsets[:-1][is_finished]] = self.viewed_states(both[is_finished])
@@ -482,6 +490,7 @@ class GameBatch:
     def _refresh_options(self, rows: np.ndarray) -> None:
         if rows.size == 0:
             return
+        assert self.targets is not None, "targets are set when a turn begins"
         opts = checker_options(
             self.state[rows], self.dice[rows], self.left[rows], self.heads[rows], self.first[rows],
             self.played[rows], self.need[rows], self.targets, rows, self.rules,
@@ -506,8 +515,20 @@ class GameBatch:
 
     def observations(self) -> np.ndarray:
         """float32 ``[n, obs_size]``: the position, then dice left per face, then checkers off the head."""
-        raw = raw_positions(self.viewed_states())
-        position = raw if self.obs_mode == "raw" else features(raw)
-        return np.concatenate(
-            [position, self.left.astype(np.float32), self.heads[:, None].astype(np.float32)], axis=1
-        )
+        states = self.viewed_states()
+        if self.obs_mode == "raw":
+            # raw_positions, written straight into the observation (this runs every vector step).
+            obs = np.empty((self.n, RAW_SIZE + _TURN_COLUMNS), dtype=np.float32)
+            board = states[:, :NUM_POINTS]
+            np.maximum(board, 0, out=obs[:, :NUM_POINTS], casting="unsafe")
+            np.maximum(-board[:, _THEIR_POINTS], 0, out=obs[:, NUM_POINTS:2 * NUM_POINTS], casting="unsafe")
+            obs[:, 2 * NUM_POINTS:RAW_SIZE] = states[:, OFF_MOVER:]
+            position_size = RAW_SIZE
+        else:
+            position = features(raw_positions(states))
+            position_size = position.shape[1]
+            obs = np.empty((self.n, position_size + _TURN_COLUMNS), dtype=np.float32)
+            obs[:, :position_size] = position
+        obs[:, position_size:position_size + NUM_FACES] = self.left
+        obs[:, -1] = self.heads
+        return obs

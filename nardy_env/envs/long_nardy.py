@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from ..core import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, Afterstates
 from ..notation import Color, parse_npn
 from ..render import board_text
 from ..rules import Rules
@@ -150,8 +150,10 @@ class LongNardyEnv(gym.Env):
 
     ``player`` (``Color``: 0 white, 1 black) whose view the observation is
     and who acts next; ``dice`` (int64 [2], the roll of the current turn);
-    ``action_mask``; in turn mode ``afterstates`` (int8 ``[n, 26]``, the
-    afterstate of each legal action, from the player's view, core state layout).
+    ``action_mask``; in turn mode ``afterstates``: the core's ``Afterstates``
+    of this one position (``.states[i]``, int8 [26], is what action i plays,
+    from the player's view, core state layout; ``.moves[i]`` its single-die
+    moves as personal points; ``.offsets == [0, n]``).
 
     ## Arguments
 
@@ -205,8 +207,10 @@ class LongNardyEnv(gym.Env):
             "action_mask": b.action_mask()[0],
         }
         if self.action_mode == "turn":
-            lo, hi = b.found.offsets[0], b.found.offsets[1]
-            info["afterstates"] = b.found.states[lo:hi].copy()
+            f = b.found
+            info["afterstates"] = Afterstates(
+                f.states.copy(), f.moves.copy(), f.num_moves.copy(), f.offsets.copy()
+            )
         return b.observations()[0], info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):

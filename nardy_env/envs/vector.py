@@ -133,18 +133,19 @@ class LongNardyVectorEnv(VectorEnv):
         return b.observations(), info
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
-        super().reset(seed=seed)
+        if seed is None or isinstance(seed, int | np.integer):
+            seeds: list[int | None] = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = [int(s) for s in seed]
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
+        super().reset(seed=seeds[0])
         b = self.batch
         if seed is not None or not self._started:
-            if isinstance(seed, int | np.integer) or seed is None:
-                seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-            else:
-                seeds = list(seed)
-                if len(seeds) != self.num_envs:
-                    raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
             for i, s in enumerate(seeds):
                 b.set_generator(i, seeding.np_random(s)[0])
-            b.opponent_rng = np.random.default_rng(None if seed is None else [seeds[0], 1])
+            first = seeds[0]
+            b.opponent_rng = np.random.default_rng(None if first is None else [first, 1])
         self._started = True
         self._autoreset[:] = False
         self._steps[:] = 0

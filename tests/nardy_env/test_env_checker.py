@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from nardy_env import (
+    DEFAULT_RULES,
     NUM_CHECKERS,
     OFF_MOVER,
     Rules,
@@ -31,7 +32,7 @@ from tests.helpers import npn
 ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 
 
-def checker_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> list[set[bytes]]:
+def checker_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> list[set[bytes]]:
     """Every end position reachable by playing checker moves until the play is complete."""
     found = legal_afterstates(states, dice, rules)
     targets = TurnTargets(found)
@@ -72,7 +73,7 @@ def checker_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = Rules(
     return ends
 
 
-def turn_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> list[set[bytes]]:
+def turn_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> list[set[bytes]]:
     found = legal_afterstates(states, dice, rules)
     return [
         {row.tobytes() for row in found.states[found.offsets[i]:found.offsets[i + 1]]}
@@ -80,7 +81,7 @@ def turn_end_sets(states: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) 
     ]
 
 
-def random_game_positions(n_games: int, rng: np.random.Generator, rules: Rules = Rules()) -> np.ndarray:
+def random_game_positions(n_games: int, rng: np.random.Generator, rules: Rules = DEFAULT_RULES) -> np.ndarray:
     """Every position of ``n_games`` random games (mover's view), start and end included."""
     states = initial_states(n_games)
     _, dice = opening_roll(rng, n_games, rules)
@@ -99,7 +100,7 @@ def random_game_positions(n_games: int, rng: np.random.Generator, rules: Rules =
     return np.concatenate(seen)
 
 
-def assert_same_ends(states: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> None:
+def assert_same_ends(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> None:
     by_checker = checker_end_sets(states, dice, rules)
     by_turn = turn_end_sets(states, dice, rules)
     for i, (c, t) in enumerate(zip(by_checker, by_turn, strict=True)):

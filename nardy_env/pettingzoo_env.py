@@ -1,0 +1,170 @@
+"""Long Nardy as a PettingZoo AEC environment (optional: ``pip install nardy[pettingzoo]``).
+
+Two agents, ``"white"`` and ``"black"``, act in turn through the same machinery
+as ``LongNardy-v0`` (so the same action modes, observations and rules)::
+
+    from nardy_env.pettingzoo_env import env
+    game = env(action_mode="turn")
+    game.reset(seed=0)
+    for agent in game.agent_iter():
+        obs, reward, terminated, truncated, info = game.last()
+        action = None if terminated or truncated else game.action_space(agent).sample(obs["action_mask"])
+        game.step(action)
+
+Each agent observes ``{"observation": ..., "action_mask": ...}`` from its own
+view; the mask is all zeros for the agent not to act. A turn with no legal
+move is still a step of its player: its mask allows only the pass (action 0 in
+turn mode, 144 in checker mode). In checker mode one agent acts several times
+in a row, one checker move each, until its play is complete. When the game ends
+the winner gets +1 (oin) or +2 (mars) and the loser the negative.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .core import MAX_RESULTS, flip
+from .encoding import features, raw_positions
+from .envs.checker import NUM_CHECKER_ACTIONS
+from .envs.games import GameBatch, observation_bounds, resolve_rules
+from .envs.long_nardy import _parse_start, render_rgb, render_text
+from .notation import Color
+from .rules import Rules
+
+__all__ = ["env", "raw_env"]
+
+AGENTS = ("white", "black")
+RENDER_MODES = ("ansi", "rgb_array")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC env wrapped in PettingZoo's order-enforcing wrapper."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    """Long Nardy for two agents; arguments as ``LongNardyEnv`` (no opponent)."""
+
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "long_nardy_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(
+        self,
+        action_mode: str = "turn",
+        obs_mode: str = "raw",
+        rules: Rules | dict | None = None,
+        render_mode: str | None = None,
+    ):
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"render_mode must be one of {list(RENDER_MODES)} or None, got {render_mode!r}")
+        self.rules = resolve_rules(rules)
+        self.render_mode = render_mode
+        self.batch = GameBatch(1, self.rules, action_mode, obs_mode)
+        self.possible_agents = list(AGENTS)
+        self.agents = self.possible_agents[:]
+        n_actions = MAX_RESULTS if action_mode == "turn" else NUM_CHECKER_ACTIONS
+        low, high = observation_bounds(obs_mode)
+        self.action_spaces = {a: spaces.Discrete(n_actions) for a in self.possible_agents}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low, high, dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
+            })
+            for a in self.possible_agents
+        }
+        self._rng: np.random.Generator | None = None
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict] = {a: {} for a in self.agents}
+        self.agent_selection = self.agents[0]
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        b = self.batch
+        colour = AGENTS.index(agent)
+        acting = colour == int(b.side[0]) and not b.over[0]
+        if acting:
+            obs = b.observations()[0]
+            mask = b.action_mask()[0].copy()
+        else:
+            state = b.state[:1] if colour == int(b.side[0]) else flip(b.state[:1])
+            raw = raw_positions(state)
+            position = raw if b.obs_mode == "raw" else features(raw)
+            obs = np.concatenate([position[0], np.zeros(7, dtype=np.float32)])
+            mask = np.zeros(b.num_actions, dtype=np.int8)
+        return {"observation": obs, "action_mask": mask}
+
+    def _sync(self) -> None:
+        b = self.batch
+        self.agent_selection = AGENTS[int(b.side[0])]
+        mask = b.action_mask()[0]
+        for agent in self.agents:
+            self.infos[agent] = {"player": Color(AGENTS.index(agent)), "dice": b.dice[0].copy()}
+        self.infos[self.agent_selection]["action_mask"] = mask.copy()
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None or self._rng is None:
+            self._rng, _ = seeding.np_random(seed)
+            self.batch.set_generator(0, self._rng)
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        preset = {0: _parse_start(options)} if options and "position" in options else None
+        none = np.zeros(0, dtype=np.int64)
+        self.batch.advance(none, none, np.zeros(1, dtype=np.int64), preset)
+        self._sync()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        b = self.batch
+        rows = np.zeros(1, dtype=np.int64)
+        acts = np.array([int(action)], dtype=np.int64)
+        b.check(rows, acts, f"{agent}")
+        self._cumulative_rewards[agent] = 0
+        reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))
+        self.rewards = dict.fromkeys(self.agents, 0)
+        if terminated[0]:
+            points = int(reward[0])
+            other = AGENTS[1 - AGENTS.index(agent)]
+            self.rewards[agent] = points
+            self.rewards[other] = -points
+            self.terminations = dict.fromkeys(self.agents, True)
+        self._sync()
+        if terminated[0]:
+            # The winner made the last move; let it see the end first, then the loser.
+            self.agent_selection = agent
+        self._accumulate_rewards()
+
+    def render(self):
+        if self.render_mode is None:
+            return None
+        if self.render_mode == "ansi":
+            return render_text(self.batch, 0)
+        return render_rgb(self.batch, 0)
+
+    def close(self) -> None:
+        pass

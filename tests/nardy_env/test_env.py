@@ -1,0 +1,276 @@
+"""LongNardy-v0, the single environment: API conformance, rewards, passes, illegal actions, variants."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import nardy_env  # noqa: F401  (registers LongNardy-v0)
+from nardy_env import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, Color, Rules, flip, legal_afterstates, parse_npn
+from nardy_env.encoding import NUM_FEATURES, RAW_SIZE, features, raw_positions
+from nardy_env.envs import (
+    PASS_ACTION,
+    GameOverError,
+    IllegalActionError,
+    LongNardyEnv,
+    LongNardyVectorEnv,
+    checker_action,
+)
+from tests.helpers import npn
+
+MODES = [("turn", "raw"), ("turn", "features"), ("checker", "raw"), ("checker", "features")]
+BLOCKED = npn({24: 15}, {23: 3, 22: 3, 21: 3, 20: 3, 19: 3})  # white to move; 1s and 2s are blocked
+
+
+class LegalActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
+    """Maps any action k to the (k mod n)-th legal one: check_env samples actions without the mask."""
+
+    def __init__(self, env):
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.Wrapper.__init__(self, env)
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._mask = info["action_mask"]
+        return obs, info
+
+    def step(self, action):
+        legal = np.flatnonzero(self._mask)
+        obs, reward, terminated, truncated, info = self.env.step(int(legal[int(action) % legal.size]))
+        self._mask = info["action_mask"]
+        return obs, reward, terminated, truncated, info
+
+
+def random_action(info, rng) -> int:
+    return int(rng.choice(np.flatnonzero(info["action_mask"])))
+
+
+def test_registered_with_both_entry_points():
+    spec = gym.spec("LongNardy-v0")
+    assert spec.entry_point == "nardy_env.envs.long_nardy:LongNardyEnv"
+    assert spec.vector_entry_point == "nardy_env.envs.vector:LongNardyVectorEnv"
+    assert isinstance(gym.make("LongNardy-v0").unwrapped, LongNardyEnv)
+    vec = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="vector_entry_point")
+    assert isinstance(vec.unwrapped, LongNardyVectorEnv)
+
+
+@pytest.mark.parametrize("action_mode,obs_mode", MODES)
+def test_check_env(action_mode, obs_mode):
+    env = LegalActions(gym.make("LongNardy-v0", action_mode=action_mode, obs_mode=obs_mode))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")
+        check_env(env)
+
+
+def test_check_env_with_an_opponent():
+    env = LegalActions(gym.make("LongNardy-v0", opponent="random"))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")
+        check_env(env)
+
+
+@pytest.mark.parametrize("action_mode,obs_mode", MODES)
+def test_spaces(action_mode, obs_mode):
+    env = LongNardyEnv(action_mode=action_mode, obs_mode=obs_mode)
+    size = (RAW_SIZE if obs_mode == "raw" else NUM_FEATURES) + 7
+    assert env.observation_space.shape == (size,)
+    assert env.observation_space.dtype == np.float32
+    assert env.action_space.n == (MAX_RESULTS if action_mode == "turn" else PASS_ACTION + 1)
+    obs, info = env.reset(seed=0)
+    assert info["action_mask"].shape == (env.action_space.n,) and info["action_mask"].dtype == np.int8
+
+
+def test_raw_observation_layout():
+    env = LongNardyEnv()
+    obs, info = env.reset(seed=4)
+    state = env.batch.state[0]
+    assert (obs[:RAW_SIZE] == raw_positions(state)).all()
+    d1, d2 = info["dice"]
+    expected = np.zeros(6)
+    expected[d1 - 1] += 1
+    expected[d2 - 1] += 1
+    assert (obs[RAW_SIZE:RAW_SIZE + 6] == expected).all() and obs[-1] == 0
+    env = LongNardyEnv(obs_mode="features")
+    obs, _ = env.reset(seed=4)
+    assert (obs[:NUM_FEATURES] == features(raw_positions(state))).all()
+
+
+def test_afterstates_are_the_cores_and_actions_index_them():
+    env = LongNardyEnv()
+    obs, info = env.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        b = env.batch
+        found = legal_afterstates(b.state, b.dice)
+        assert (info["afterstates"].states == found.states).all()
+        assert (info["afterstates"].moves == found.moves).all()
+        assert info["action_mask"].sum() == found.states.shape[0]
+        a = int(rng.integers(found.states.shape[0]))
+        obs, reward, terminated, _, info = env.step(a)
+        assert (env.batch.state[0] == flip(found.states[a])).all()
+        if terminated:
+            break
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_same_seed_same_trajectory(action_mode):
+    def run(seed):
+        env = LongNardyEnv(action_mode=action_mode)
+        rng = np.random.default_rng(seed)
+        obs, info = env.reset(seed=seed)
+        out = [obs]
+        for _ in range(150):
+            obs, r, term, _, info = env.step(random_action(info, rng))
+            out.append(np.append(obs, [r, term]))
+            if term:
+                obs, info = env.reset()
+                out.append(obs)
+        return np.concatenate(out)
+
+    assert (run(5) == run(5)).all()
+    assert not np.array_equal(run(5), run(6))
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_random_play_finishes_games_with_valid_rewards(action_mode):
+    env = LongNardyEnv(action_mode=action_mode)
+    rng = np.random.default_rng(1)
+    obs, info = env.reset(seed=1)
+    games, steps = 0, 0
+    while games < (4 if action_mode == "turn" else 2):
+        player = info["player"]
+        obs, reward, terminated, truncated, info = env.step(random_action(info, rng))
+        steps += 1
+        assert not truncated
+        assert obs in env.observation_space
+        if not terminated:
+            assert reward == 0
+            continue
+        # The side that just moved won: it bore off its 15th checker.
+        final = env.batch.state[0]  # seen by the loser, who would move next
+        assert final[OFF_MOVER + 1] == NUM_CHECKERS
+        assert reward == (2 if final[OFF_MOVER] == 0 else 1)
+        assert info["player"] == Color(player).other
+        assert np.flatnonzero(info["action_mask"]).tolist() == [0 if action_mode == "turn" else PASS_ACTION]
+        with pytest.raises(GameOverError):
+            env.step(0)
+        games += 1
+        obs, info = env.reset()
+    assert steps > 50 * games
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_illegal_action_raises_and_changes_nothing(action_mode):
+    def fresh():
+        env = LongNardyEnv(action_mode=action_mode)
+        return env, *env.reset(seed=3)
+
+    env, obs, info = fresh()
+    illegal = [int(np.flatnonzero(info["action_mask"] == 0)[0]), -1, env.action_space.n, 2.5]
+    for a in illegal:
+        with pytest.raises(IllegalActionError):
+            env.step(a)
+    legal = int(np.flatnonzero(info["action_mask"])[0])
+    after = env.step(legal)
+    ref, _, _ = fresh()
+    expected = ref.step(legal)
+    assert (after[0] == expected[0]).all() and after[1:4] == expected[1:4]
+    assert (after[4]["action_mask"] == expected[4]["action_mask"]).all()
+
+
+def test_blocked_turn_passes_with_the_single_afterstate_in_turn_mode():
+    env = LongNardyEnv()
+    state, _ = parse_npn(BLOCKED)
+    obs, info = env.reset(seed=0, options={"position": BLOCKED, "dice": [2, 1]})
+    assert info["player"] == Color.WHITE
+    assert np.flatnonzero(info["action_mask"]).tolist() == [0]
+    assert (info["afterstates"].states == state[None]).all()
+    obs, reward, terminated, _, info = env.step(0)
+    assert (reward, terminated) == (0, False)
+    assert info["player"] == Color.BLACK
+    assert (env.batch.state[0] == flip(state)).all()
+
+
+def test_blocked_turn_passes_with_the_pass_action_in_checker_mode():
+    env = LongNardyEnv(action_mode="checker")
+    state, _ = parse_npn(BLOCKED)
+    obs, info = env.reset(seed=0, options={"position": BLOCKED, "dice": [1, 1]})
+    assert np.flatnonzero(info["action_mask"]).tolist() == [PASS_ACTION]
+    obs, reward, terminated, _, info = env.step(PASS_ACTION)
+    assert info["player"] == Color.BLACK and not terminated
+    assert (env.batch.state[0] == flip(state)).all()
+
+
+def test_checker_mode_plays_a_turn_one_checker_at_a_time():
+    env = LongNardyEnv(action_mode="checker")
+    obs, info = env.reset(seed=0, options={"position": nardy_env.START_NPN, "dice": [6, 5]})
+    # First turn: one checker from the head, 24 -> 18 -> 13 or 24 -> 19 -> 13 (the head is
+    # personal 24; black's head on 12 blocks nothing here).
+    assert set(np.flatnonzero(info["action_mask"])) == {checker_action(24, 6), checker_action(24, 5)}
+    obs, reward, terminated, _, info = env.step(checker_action(24, 6))
+    assert info["player"] == Color.WHITE and obs[RAW_SIZE + 4] == 1 and obs[RAW_SIZE + 5] == 0
+    assert obs[-1] == 1  # one checker has left the head
+    assert set(np.flatnonzero(info["action_mask"])) == {checker_action(18, 5)}
+    obs, reward, terminated, _, info = env.step(checker_action(18, 5))
+    assert info["player"] == Color.BLACK
+
+
+def test_opponent_plays_the_other_side_inside_step():
+    calls = []
+
+    def first_afterstate(states, found, rng):
+        calls.append(states.shape[0])
+        return np.zeros(states.shape[0], dtype=np.int64)
+
+    for colour in (Color.WHITE, Color.BLACK):
+        env = LongNardyEnv(opponent=first_afterstate, agent_color=colour.name.lower())
+        obs, info = env.reset(seed=2)
+        rng = np.random.default_rng(0)
+        while True:
+            assert info["player"] == colour
+            obs, reward, terminated, _, info = env.step(random_action(info, rng))
+            if terminated:
+                assert reward in (-2.0, -1.0, 1.0, 2.0)
+                break
+            assert reward == 0
+        assert calls
+
+
+def test_random_agent_colour_per_episode_and_named_opponent():
+    env = LongNardyEnv(opponent="random")
+    colours = {env.reset(seed=s)[1]["player"] for s in range(12)}
+    assert colours == {Color.WHITE, Color.BLACK}
+    with pytest.raises(ValueError):
+        LongNardyEnv(agent_color="white")  # a colour means nothing without an opponent
+    with pytest.raises(LookupError):
+        LongNardyEnv(opponent="no-such-bot")
+
+
+def test_rules_variant_passes_through():
+    # Black's first turn after white's: 6-6 lets two checkers leave the head, unless the
+    # variant has no head exception.
+    position = npn({24: 14, 18: 1}, {12: 15}, side="b")
+    counts = {}
+    for name, rules in (("default", None), ("none", Rules(head_exception=()))):
+        env = LongNardyEnv(rules=rules)
+        _, info = env.reset(seed=0, options={"position": position, "dice": [6, 6]})
+        counts[name] = info["afterstates"].states[:, 23].tolist()  # checkers left on black's head
+    assert counts == {"default": [13], "none": [14]}
+    env = gym.make("LongNardy-v0", rules={"block_rule": "home"})
+    assert env.unwrapped.rules.block_rule == "home"
+
+
+def test_render_modes():
+    env = gym.make("LongNardy-v0", render_mode="ansi", action_mode="checker")
+    env.reset(seed=0)
+    text = env.render()
+    assert "to move" in text and "pips" in text and "dice" in text
+    env = gym.make("LongNardy-v0", render_mode="rgb_array")
+    env.reset(seed=0)
+    img = env.render()
+    assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
+    assert len(np.unique(img.reshape(-1, 3), axis=0)) > 8  # a picture, not a blank

@@ -1,0 +1,169 @@
+"""The native vector env: autoreset, determinism, and agreement with N single envs."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import nardy_env  # noqa: F401  (registers LongNardy-v0)
+from nardy_env import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.envs import IllegalActionError, LongNardyEnv, LongNardyVectorEnv
+
+
+def sample(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random legal action per row."""
+    cum = np.cumsum(mask, axis=1)
+    pick = (rng.random(mask.shape[0]) * cum[:, -1]).astype(np.int64)
+    return (cum <= pick[:, None]).sum(axis=1)
+
+
+def make_vec(num_envs: int, **kwargs) -> gym.vector.VectorEnv:
+    return gym.make_vec("LongNardy-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
+
+
+def test_native_vector_env_declares_next_step_autoreset():
+    env = make_vec(4)
+    assert isinstance(env.unwrapped, LongNardyVectorEnv)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (4, 57) and obs.dtype == np.float32
+    assert obs in env.observation_space
+    assert info["action_mask"].shape == (4, 3060)
+    assert env.action_space.shape == (4,)
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_same_seed_same_trajectory(action_mode):
+    def run():
+        env = make_vec(5, action_mode=action_mode)
+        rng = np.random.default_rng(0)
+        obs, info = env.reset(seed=9)
+        trace = [obs]
+        for _ in range(120):
+            obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
+            trace += [obs, reward[:, None], terminated[:, None]]
+        return np.concatenate(trace, axis=1)
+
+    assert (run() == run()).all()
+
+
+def _compare_with_single_envs(action_mode: str, steps: int, num_envs: int = 4, **kwargs) -> int:
+    vec = make_vec(num_envs, action_mode=action_mode, **kwargs)
+    singles = [LongNardyEnv(action_mode=action_mode, **kwargs) for _ in range(num_envs)]
+    rng = np.random.default_rng(1)
+    obs, info = vec.reset(seed=100)
+    firsts = [env.reset(seed=100 + i) for i, env in enumerate(singles)]
+    for i, (o, inf) in enumerate(firsts):
+        assert (obs[i] == o).all()
+        assert (info["action_mask"][i] == inf["action_mask"]).all()
+    done = np.zeros(num_envs, dtype=bool)
+    ended = 0
+    for _ in range(steps):
+        actions = sample(info["action_mask"], rng)
+        obs, reward, terminated, truncated, info = vec.step(actions)
+        for i, env in enumerate(singles):
+            if done[i]:  # next-step autoreset: the vector env starts a new game now
+                o, inf = env.reset()
+                r, t = 0.0, False
+            else:
+                o, r, t, _, inf = env.step(int(actions[i]))
+            assert (obs[i] == o).all(), f"sub-env {i}"
+            assert reward[i] == r and terminated[i] == t and not truncated[i]
+            assert info["player"][i] == inf["player"]
+            assert (info["dice"][i] == inf["dice"]).all()
+            assert (info["action_mask"][i] == inf["action_mask"]).all()
+            if action_mode == "turn":
+                af = info["afterstates"]
+                assert (af.states[af.offsets[i]:af.offsets[i + 1]] == inf["afterstates"].states).all()
+        ended += int(terminated.sum())
+        done = terminated
+    return ended
+
+
+def test_vector_env_matches_single_envs_turn_mode():
+    assert _compare_with_single_envs("turn", 400) >= 4  # games ended and restarted on the way
+
+
+def test_vector_env_matches_single_envs_checker_mode():
+    assert _compare_with_single_envs("checker", 500, num_envs=3) >= 1
+
+
+def test_vector_env_matches_single_envs_with_a_deterministic_opponent():
+    def last_afterstate(states, found, rng):
+        return found.counts() - 1
+
+    assert _compare_with_single_envs("turn", 150, opponent=last_afterstate, agent_color="black") >= 1
+
+
+def test_vector_env_matches_gymnasiums_sync_vector_env():
+    native = make_vec(3)
+    sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
+    rng = np.random.default_rng(2)
+    o1, i1 = native.reset(seed=7)
+    o2, i2 = sync.reset(seed=7)
+    for _ in range(250):
+        assert (o1 == o2).all() and (i1["action_mask"] == i2["action_mask"]).all()
+        a = sample(i1["action_mask"], rng)
+        o1, r1, t1, _, i1 = native.step(a)
+        o2, r2, t2, _, i2 = sync.step(a)
+        assert (r1 == r2).all() and (t1 == t2).all()
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_random_play_finishes_games_with_valid_rewards(action_mode):
+    env = make_vec(16, action_mode=action_mode)
+    rng = np.random.default_rng(3)
+    obs, info = env.reset(seed=3)
+    unwrapped = env.unwrapped
+    games = 0
+    autoreset = np.zeros(16, dtype=bool)
+    for _ in range(400 if action_mode == "turn" else 900):
+        obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
+        assert not truncated.any()
+        assert (reward[autoreset] == 0).all() and not terminated[autoreset].any()
+        assert (reward[~terminated] == 0).all()
+        for i in np.flatnonzero(terminated):
+            final = unwrapped.batch.state[i]  # seen by the loser
+            assert final[OFF_OPPONENT] == NUM_CHECKERS
+            assert reward[i] == (2 if final[OFF_MOVER] == 0 else 1)
+        games += int(terminated.sum())
+        autoreset = terminated
+    assert games >= (30 if action_mode == "turn" else 20)
+
+
+def test_illegal_action_raises_and_changes_nothing():
+    env = make_vec(4)
+    ref = make_vec(4)
+    obs, info = env.reset(seed=5)
+    ref.reset(seed=5)
+    legal = sample(info["action_mask"], np.random.default_rng(0))
+    bad = legal.copy()
+    bad[2] = int(info["action_mask"][2].sum())  # one past the last legal afterstate
+    with pytest.raises(IllegalActionError, match="sub-env 2"):
+        env.step(bad)
+    with pytest.raises(IllegalActionError):
+        env.step(legal[:3])
+    a = env.step(legal)
+    b = ref.step(legal)
+    assert (a[0] == b[0]).all() and (a[1] == b[1]).all()
+
+
+def test_actions_of_autoresetting_sub_envs_are_ignored():
+    env = make_vec(2, max_episode_steps=3)
+    obs, info = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
+    assert truncated.all()
+    obs, reward, terminated, truncated, info = env.step(np.array([3059, -7]))  # ignored
+    assert not truncated.any() and (reward == 0).all()
+    assert (obs[:, 23] == 15).all()  # a new game: everyone on the head
+
+
+def test_render_all_sub_envs():
+    env = make_vec(2, render_mode="ansi")
+    env.reset(seed=0)
+    frames = env.render()
+    assert len(frames) == 2 and all("to move" in f for f in frames)
