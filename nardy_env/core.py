@@ -297,37 +297,65 @@ def _block_threshold(board, block_home):
     return -1
 
 
+@nb.njit(cache=True)
+def _holds_illegal_block(board, threshold):
+    """True if any run of six or more of the mover's points is a forbidden block."""
+    run = 0
+    for r in range(NUM_POINTS):
+        if board[(r + HALF) % NUM_POINTS] > 0:
+            run += 1
+            if run >= 6 and r - run + 1 <= threshold:
+                return True
+        else:
+            run = 0
+    return False
+
+
 @nb.njit(cache=True, inline="always")
-def _next_move(board, start, d, heads, head_limit, outside, threshold):
-    """Highest source index <= ``start`` from which die ``d`` is a legal single move, or -1."""
+def _next_move(board, start, d, heads, head_limit, outside, threshold, whole_board):
+    """Highest source index <= ``start`` from which die ``d`` is a legal single move, or -1.
+
+    ``whole_board``: the turn began holding a forbidden block (a position that
+    cannot arise in play); then every move is tested against the whole board,
+    so only moves that leave no forbidden block standing are legal.
+    """
     i = start
     while i >= 0:
         if board[i] > 0:
             j = i - d
+            ok = False
             if i == HEAD_INDEX and heads >= head_limit:
                 pass  # head rule: no more checkers may leave the head this turn
             elif j >= 0:
                 if board[j] > 0:
-                    return i
-                if board[j] == 0:
-                    # Block rule, tested after every single die.
+                    ok = True
+                elif board[j] == 0:
+                    # Block rule, tested after every single die: only a run
+                    # through the newly held point can have become a block.
                     board[i] -= 1
                     board[j] += 1
-                    bad = _block_illegal(board, j, threshold)
+                    ok = not _block_illegal(board, j, threshold)
                     board[i] += 1
                     board[j] -= 1
-                    if not bad:
-                        return i
             elif outside == 0:  # bearing off needs every checker home
                 if j == -1:
-                    return i  # exact die
-                higher = False
-                for h in range(i + 1, HOME_SIZE):
-                    if board[h] > 0:
-                        higher = True
-                        break
-                if not higher:
-                    return i  # no checker on a higher point: the highest may bear off
+                    ok = True  # exact die
+                else:
+                    ok = True  # no checker on a higher point: the highest may bear off
+                    for h in range(i + 1, HOME_SIZE):
+                        if board[h] > 0:
+                            ok = False
+                            break
+            if ok and whole_board:
+                board[i] -= 1
+                if j >= 0:
+                    board[j] += 1
+                ok = not _holds_illegal_block(board, threshold)
+                board[i] += 1
+                if j >= 0:
+                    board[j] -= 1
+            if ok:
+                return i
         i -= 1
     return -1
 
@@ -393,6 +421,7 @@ def _search(
     length = ndice
     head_limit = 2 if (double and first_turn and head_mask[a]) else 1
     threshold = _block_threshold(board, block_home)
+    whole_board = _holds_illegal_block(board, threshold)
     outside0 = 0
     for i in range(HOME_SIZE, NUM_POINTS):
         if board[i] > 0:
@@ -426,7 +455,7 @@ def _search(
                 leaf = True
             else:
                 found = _next_move(board, it[depth], seq[depth], heads, head_limit,
-                                   outside, threshold)
+                                   outside, threshold, whole_board)
                 if found < 0 and not moved[depth]:
                     leaf = True
             if leaf:
