@@ -34,7 +34,7 @@ def resolve(spec: str, rules: Rules) -> Player | None:
             raise ValueError(f"{base} is a bot and does not search; drop '@{ply}'")
         return BOTS[base]()
     path = Path(base)
-    if (path / "policy.onnx").is_file():
+    if (path / "policy.onnx").is_file() or (path / "policy.json").is_file():
         from .onnx_policy import onnx_player
 
         return onnx_player(path, ply=ply, rules=rules)

@@ -345,6 +345,14 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--max-seconds", type=float, default=None, help="stop (with a checkpoint) after this long")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
+
+    from train.export import add_export_arguments, cmd_export
+
+    ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
+                        description="Write DIR/policy.onnx and DIR/policy.json (FORMATS.md, docs/policy.md), "
+                                    "verified against torch.")
+    add_export_arguments(ex)
+    ex.set_defaults(func=cmd_export)
     return parser
 
 

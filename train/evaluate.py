@@ -156,9 +156,12 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
 
 def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dict) -> dict[str, np.ndarray]:
     """Process-pool entry: load both players by name and play some pairs."""
-    import torch
-
-    torch.set_num_threads(1)
+    try:
+        import torch
+    except ImportError:  # exported policies play without torch
+        pass
+    else:
+        torch.set_num_threads(1)
     r = Rules.from_dict(rules)
     return play_pairs(load_player(spec_a, r), load_player(spec_b, r), pair_ids, seed, r, threads=1)
 
