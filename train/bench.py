@@ -89,11 +89,11 @@ def _sample_legal(mask: np.ndarray, rng: np.random.Generator, prefix: bool) -> n
     """One uniformly random legal action per row of an action mask.
 
     ``prefix``: the mask is known to allow exactly actions 0..n-1 (turn mode),
-    so n is the position of its first 0 (found by ``argmin``, cheaper than a
-    sum over 3060 columns).
+    so n is the position of its first 0 (``argmin`` over a boolean view stops
+    there, far cheaper than a sum over 3060 columns).
     """
     if prefix:
-        n = np.where(mask[:, -1] == 1, mask.shape[1], np.argmin(mask, axis=1))
+        n = np.where(mask[:, -1] == 1, mask.shape[1], np.argmin(mask.view(bool), axis=1))
         return (rng.random(mask.shape[0]) * n).astype(np.int64)
     cum = np.cumsum(mask, axis=1, dtype=np.int32)
     pick = (rng.random(mask.shape[0]) * cum[:, -1]).astype(np.int32)
@@ -105,7 +105,9 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
 
     One native vector env of ``num_envs`` sub-envs (self-play); every step each
     sub-env's action is drawn uniformly from ``info["action_mask"]``. Timing
-    starts after a short warm-up and stops once ``games`` games have ended.
+    starts after a warm-up of ``num_envs`` finished games (so that the games in
+    flight are at all stages, not all at the start) and stops once ``games``
+    more games have ended.
     ``steps_per_s`` counts sub-env steps (one per turn in turn mode, one per
     checker move in checker mode); ``cpu_seconds`` is this process's CPU time
     (all threads), which stays meaningful when other work shares the machine.
@@ -120,8 +122,10 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
     rng = np.random.default_rng(seed)
     prefix = action_mode == "turn"
     _, info = env.reset(seed=seed)
-    for _ in range(5):
-        _, _, _, _, info = env.step(_sample_legal(info["action_mask"], rng, prefix))
+    warm = 0
+    while warm < num_envs:
+        _, _, terminated, _, info = env.step(_sample_legal(info["action_mask"], rng, prefix))
+        warm += int(terminated.sum())
     finished = steps = 0
     t0, c0 = time.perf_counter(), time.process_time()
     while finished < games:

@@ -341,7 +341,7 @@ class GameBatch:
             desc = f"action {a} (out of range 0..{self.num_actions - 1})"
         raise IllegalActionError(
             f"{where}: {desc} is not legal; legal actions are {legal} "
-            "(source * 6 + die - 7, pass = 144; see info['action_mask'])"
+            "(action = (source - 1) * 6 + (die - 1), 144 passes; see info['action_mask'])"
         )
 
     # -- the game loop ----------------------------------------------------------

@@ -39,9 +39,10 @@ class LongNardyVectorEnv(VectorEnv):
     reward 0 and ``terminated[i] = False``.
 
     Each step makes one ``legal_afterstates`` call for all sub-envs that begin a
-    turn (plus one for the opponent's turns, with an opponent; plus the
-    ``legal_continuations`` calls of checker mode) and no per-env Python loop
-    outside game starts.
+    turn, split over the CPUs (plus one for the opponent's turns, with an
+    opponent; plus two batched ``legal_continuations`` calls in checker mode);
+    the rest is numpy. Python loops over sub-envs run only where a game starts
+    (its opening roll) or a game's buffer of 128 rolls runs out.
 
     ## Action Space
 

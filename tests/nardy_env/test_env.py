@@ -66,8 +66,9 @@ def test_check_env(action_mode, obs_mode):
         check_env(env)
 
 
-def test_check_env_with_an_opponent():
-    env = LegalActions(gym.make("LongNardy-v0", opponent="random"))
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_check_env_with_an_opponent(action_mode):
+    env = LegalActions(gym.make("LongNardy-v0", opponent="random", action_mode=action_mode))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")
         check_env(env)
@@ -161,6 +162,22 @@ def test_random_play_finishes_games_with_valid_rewards(action_mode):
         games += 1
         obs, info = env.reset()
     assert steps > 50 * games
+
+
+@pytest.mark.parametrize("obs_mode", ["raw", "features"])
+def test_observations_stay_in_the_space_for_a_whole_game(obs_mode):
+    env = LongNardyEnv(obs_mode=obs_mode)
+    rng = np.random.default_rng(8)
+    obs, info = env.reset(seed=8)
+    observations = [obs]
+    terminated = False
+    while not terminated:
+        obs, _, terminated, _, info = env.step(random_action(info, rng))
+        observations.append(obs)
+    observations = np.array(observations)
+    low, high = env.observation_space.low, env.observation_space.high
+    assert ((observations >= low) & (observations <= high)).all()
+    assert (observations[-1, -7:] == 0).all()  # no dice once the game is over
 
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])

@@ -120,9 +120,9 @@ def test_action_layout_round_trips():
 
 def test_same_end_positions_on_positions_from_random_games():
     rng = np.random.default_rng(20260)
-    positions = random_game_positions(40, rng)
-    assert positions.shape[0] >= 2500
-    pick = rng.choice(positions.shape[0], size=min(2500, positions.shape[0]), replace=False)
+    positions = random_game_positions(60, rng)
+    assert positions.shape[0] >= 5000
+    pick = rng.choice(positions.shape[0], size=5000, replace=False)
     states = positions[pick]
     dice = roll_dice(rng, states.shape[0])
     # Doubles are where partial plays branch most: give a third of the positions one.
