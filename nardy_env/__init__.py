@@ -17,6 +17,7 @@ from .core import (
     initial_states,
     legal_afterstates,
     legal_continuations,
+    turn_head_limit,
     outcome,
     pip_counts,
     validate_states,
@@ -27,7 +28,7 @@ from .rules import DEFAULT_RULES, Rules, RulesError
 __all__ = [
     "HEAD", "HEAD_INDEX", "HOME_SIZE", "MAX_DICE_MOVES", "MAX_RESULTS", "NUM_CHECKERS",
     "NUM_POINTS", "OFF_MOVER", "OFF_OPPONENT", "STATE_SIZE", "Afterstates", "StateError",
-    "flip", "initial_states", "legal_afterstates", "legal_continuations", "outcome", "pip_counts", "validate_states",
+    "flip", "initial_states", "legal_afterstates", "legal_continuations", "turn_head_limit", "outcome", "pip_counts", "validate_states",
     "START_NPN", "Color", "NPNError", "format_npn", "parse_npn", "to_common_point",
     "DEFAULT_RULES", "Rules", "RulesError",
 ]

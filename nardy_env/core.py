@@ -51,6 +51,7 @@ __all__ = [
     "flip",
     "legal_afterstates",
     "legal_continuations",
+    "turn_head_limit",
     "available_cpus",
     "outcome",
     "pip_counts",
@@ -403,7 +404,7 @@ def _move(board, i, j, sign, k0, k1, k2, outside, heads):
 
 @nb.njit(cache=True)
 def _search(
-    board, a, b, ndice, heads0, first_turn, head_mask, block_home,
+    board, a, b, ndice, heads0, head_limit, block_home,
     tk0, tk1, tk2, ttag, tstamp, tval, stamp,
     rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves,
 ):
@@ -411,15 +412,14 @@ def _search(
 
     Plays ``ndice`` dice: 4 (or fewer, later in a turn) of a double ``a == b``;
     2 for a non-double in either order; 1 for die ``a`` alone. ``heads0``
-    checkers have already left the head this turn; ``first_turn`` says whether
-    the turn began with all 15 on the head. Visits each (dice order, depth,
+    checkers have already left the head this turn, and at most ``head_limit``
+    may leave it in the whole turn. Visits each (dice order, depth,
     state) once, records the end of every maximal sequence in the result arrays,
     and returns how many were recorded. ``board`` is restored on return.
     """
     double = a == b
     nseq = 2 if (not double and ndice == 2) else 1
     length = ndice
-    head_limit = 2 if (double and first_turn and head_mask[a]) else 1
     threshold = _block_threshold(board, block_home)
     whole_board = _holds_illegal_block(board, threshold)
     outside0 = 0
@@ -558,7 +558,7 @@ def _select_and_sort(nres, double, ndice, a, b, rk0, rk1, rk2, rdepth, rdie, ord
 
 
 @nb.njit(cache=True, nogil=True)
-def _generate(states, dice, ndice, heads_used, first_turn, head_mask, block_home, capacity):
+def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity):
     """Afterstates of every position; grows the output when ``capacity`` is too small."""
     nb_pos = states.shape[0]
     out_states = np.empty((capacity, STATE_SIZE), dtype=np.int8)
@@ -589,7 +589,7 @@ def _generate(states, dice, ndice, heads_used, first_turn, head_mask, block_home
             board[x] = states[p, x]
         a = dice[p, 0]
         b = dice[p, 1]
-        nres = _search(board, a, b, ndice[p], heads_used[p], first_turn[p], head_mask, block_home,
+        nres = _search(board, a, b, ndice[p], heads_used[p], head_limit[p], block_home,
                        tk0, tk1, tk2, ttag, tstamp, tval, p,
                        rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves)
         n = _select_and_sort(nres, a == b, ndice[p], a, b, rk0, rk1, rk2, rdepth, rdie, order)
@@ -666,8 +666,20 @@ def legal_afterstates(
         dice = np.ascontiguousarray(dice, dtype=np.int64)
     ndice = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2).astype(np.int64)
     heads_used = np.zeros(states.shape[0], dtype=np.int64)
+    return _run(states, dice, ndice, heads_used, turn_head_limit(states, dice, rules), rules, threads)
+
+
+def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> np.ndarray:
+    """Checkers that may leave the head in a turn that starts now: 1, or 2 by the first-turn exception.
+
+    The exception applies when all 15 checkers stand on the head (the player's
+    first turn) and the roll is a double whose face is in ``rules.head_exception``.
+    """
+    states = np.asarray(states)
+    dice = np.asarray(dice)
     first_turn = states[:, HEAD_INDEX] == NUM_CHECKERS
-    return _run(states, dice, ndice, heads_used, first_turn, rules, threads)
+    exception = (dice[:, 0] == dice[:, 1]) & rules.head_mask[dice[:, 0]]
+    return np.where(first_turn & exception, 2, 1).astype(np.int64)
 
 
 def legal_continuations(
@@ -675,35 +687,40 @@ def legal_continuations(
     dice: np.ndarray,
     dice_left: np.ndarray,
     heads_used: np.ndarray,
-    first_turn: np.ndarray,
+    head_limit: np.ndarray,
     rules: Rules = DEFAULT_RULES,
     *,
     threads: int | None = 1,
 ) -> Afterstates:
     """Every distinct way to finish a turn already under way, with the same rules.
 
-    ``dice``: the turn's two dice, or the remaining die twice when one die of a
-    non-double is left; ``dice_left``: single-die moves still to play (1..4 for
-    a double, 1 or 2 otherwise); ``heads_used``: checkers that have already left
-    the head this turn; ``first_turn``: whether the turn began with all 15 on
-    the head. Results are filtered by the maximum-dice rule counted from here on
-    (and the larger-die rule while both dice of a non-double remain); each
-    result's ``num_moves`` says how many dice it plays, so a caller can require
-    the number its whole turn needs.
+    ``dice``: the dice still to play: a double's face twice, both dice of a
+    non-double, or the one die left of a non-double twice; ``dice_left``:
+    single-die moves still to play (1..4 for a double, 2 for both dice of a
+    non-double, 1 for its last die); ``heads_used``: checkers that have
+    already left the head this turn; ``head_limit``: how many may leave it in
+    the whole turn, computed at the turn's start by ``turn_head_limit`` (a
+    double does not look like a double any more once one die of a non-double
+    is left, so the limit is passed in). Results are filtered by the
+    maximum-dice rule counted from here on (and the larger-die rule while both
+    dice of a non-double remain); each result's ``num_moves`` says how many
+    dice it plays, so a caller can require the number its whole turn needs.
     """
     states = validate_states(states)
     batch = states.shape[0]
     dice = _check_dice(dice, batch)
     dice_left = np.broadcast_to(np.asarray(dice_left, dtype=np.int64), (batch,)).copy()
     doubles = dice[:, 0] == dice[:, 1]
-    if ((dice_left < 1) | (dice_left > np.where(doubles, MAX_DICE_MOVES, 2))).any():
-        raise StateError("dice_left must be 1..4 for a double and 1..2 otherwise")
+    if ((dice_left < 1) | (dice_left > MAX_DICE_MOVES) | (~doubles & (dice_left != 2))).any():
+        raise StateError("dice_left must be 1..4 when both dice are equal and 2 for two different dice")
     heads_used = np.broadcast_to(np.asarray(heads_used, dtype=np.int64), (batch,)).copy()
-    first_turn = np.broadcast_to(np.asarray(first_turn, dtype=np.bool_), (batch,)).copy()
-    return _run(states, dice, dice_left, heads_used, first_turn, rules, threads)
+    head_limit = np.broadcast_to(np.asarray(head_limit, dtype=np.int64), (batch,)).copy()
+    if ((head_limit < 1) | (head_limit > 2)).any():
+        raise StateError("head_limit must be 1 or 2")
+    return _run(states, dice, dice_left, heads_used, head_limit, rules, threads)
 
 
-def _run(states, dice, ndice, heads_used, first_turn, rules, threads) -> Afterstates:
+def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterstates:
     batch = states.shape[0]
     if threads is None:
         threads = available_cpus()
@@ -711,7 +728,7 @@ def _run(states, dice, ndice, heads_used, first_turn, rules, threads) -> Afterst
 
     def part(lo: int, hi: int):
         return _generate(states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi],
-                         first_turn[lo:hi], rules.head_mask, rules.block_home, max(64, 16 * (hi - lo)))
+                         head_limit[lo:hi], rules.block_home, max(64, 16 * (hi - lo)))
 
     if threads == 1:
         return Afterstates(*part(0, batch))

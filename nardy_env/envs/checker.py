@@ -202,10 +202,10 @@ def checker_options(
     played = np.asarray(played, dtype=np.int64)
     need = np.asarray(need, dtype=np.int64)
     target_rows = np.asarray(target_rows, dtype=np.int64)
-    # The head exception belongs to doubles only; the core reads dice [d, d] as
-    # a double, so a non-double's single remaining die must not claim it.
+    # The head exception belongs to first-turn doubles listed in the rules;
+    # the limit is fixed at the turn's start and passed to the core.
     double = dice[:, 0] == dice[:, 1]
-    first_double = np.asarray(first, dtype=bool) & double
+    head_limit = np.where(np.asarray(first, dtype=bool) & double & rules.head_mask[dice[:, 0]], 2, 1)
 
     mask = np.zeros((n, NUM_CHECKER_ACTIONS), dtype=np.int8)
     results = np.zeros((n, NUM_CHECKER_ACTIONS, STATE_SIZE), dtype=np.int8)
@@ -219,7 +219,7 @@ def checker_options(
         return CheckerOptions(mask, results)
     qd = qf.astype(np.int64) + 1
     single = legal_continuations(
-        states[qr], np.stack([qd, qd], axis=1), np.ones(qr.size, dtype=np.int64), heads[qr], first_double[qr], rules
+        states[qr], np.stack([qd, qd], axis=1), np.ones(qr.size, dtype=np.int64), heads[qr], head_limit[qr], rules
     )
     query = np.repeat(np.arange(qr.size), single.counts())
     moved = single.num_moves == 1
@@ -249,7 +249,7 @@ def checker_options(
     if r.size:
         rest = np.argmax(c_left[r] > 0, axis=1).astype(np.int64) + 1  # a double's face, or the other die
         cont = legal_continuations(
-            cand[r], np.stack([rest, rest], axis=1), c_remain[r], c_heads[r], first_double[row[r]], rules
+            cand[r], np.stack([rest, rest], axis=1), c_remain[r], c_heads[r], head_limit[row[r]], rules
         )
         k = np.repeat(np.arange(r.size), cont.counts())
         end_over = cont.states[:, OFF_MOVER] == NUM_CHECKERS

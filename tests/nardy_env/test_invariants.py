@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from nardy_env import (
-    HEAD_INDEX,
     NUM_CHECKERS,
     OFF_MOVER,
     StateError,
@@ -91,9 +90,8 @@ def test_pass_only_when_no_single_die_can_be_played(plies):
         passes = np.flatnonzero((found.counts() == 1) & (found.num_moves[found.offsets[:-1]] == 0))
         for i in passes:
             assert (found.states[found.offsets[i]] == states[i]).all()
-            first = states[i, HEAD_INDEX] == NUM_CHECKERS
             for die in set(dice[i].tolist()):
-                single = legal_continuations(states[i], [die, die], 1, 0, first)
+                single = legal_continuations(states[i], [die, die], 1, 0, 1)
                 assert single.num_moves.max() == 0
             checked += 1
     assert checked > 0  # random games do produce passes
@@ -127,3 +125,22 @@ def test_bad_states_and_dice_raise_clear_errors():
     bad[0, 0] = 1
     with pytest.raises(StateError, match="mover has 16 checkers"):
         legal_afterstates(bad, [[6, 5]])
+
+
+def test_continuing_a_non_double_never_grants_the_head_exception():
+    # First turn, 6-3 after 24/18: the 3 left is passed as [3, 3] but is not a double.
+    from nardy_env import Rules, turn_head_limit
+
+    start = initial_states(1)
+    assert turn_head_limit(start, np.array([[6, 3]])).tolist() == [1]
+    assert turn_head_limit(start, np.array([[6, 6]])).tolist() == [2]
+    assert turn_head_limit(start, np.array([[6, 6]]), Rules(head_exception=())).tolist() == [1]
+    after = start.copy()
+    after[0, 23] -= 1
+    after[0, 17] += 1
+    found = legal_continuations(after, [3, 3], 1, 1, turn_head_limit(start, np.array([[6, 3]])))
+    assert (found.states[:, 23] == 14).all()  # no second checker off the head
+    with pytest.raises(StateError, match="head_limit"):
+        legal_continuations(after, [3, 3], 1, 1, 3)
+    with pytest.raises(StateError, match="dice_left"):
+        legal_continuations(after, [6, 3], 1, 1, 1)
