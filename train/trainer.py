@@ -38,6 +38,10 @@ from train.selfplay import SelfPlayWorker
 __all__ = ["Trainer", "TrainError", "start_ray"]
 
 
+LOCAL_NODE_IP = "127.0.0.2"
+"""Address of the embedded local Ray (loopback)."""
+
+
 class TrainError(RuntimeError):
     """A run that cannot start or go on."""
 
@@ -56,9 +60,11 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
     else:
         from nardy_env.core import available_cpus
 
+        # A local cluster stays on the loopback interface. Ray swaps 127.0.0.1
+        # for the machine's network address, but not the rest of 127.0.0.0/8.
         ray.init(num_cpus=num_cpus or available_cpus(), include_dashboard=False,
                  object_store_memory=200 * 1024 * 1024, logging_level="WARNING",
-                 log_to_driver=True, configure_logging=True)
+                 log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
     return ray.cluster_resources()
 
 
@@ -276,7 +282,7 @@ class Trainer:
 
         c = self.config
         self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games or None)
-        n_actors = self._start_actors()
+        n_actors = len(self._actors) if self._actors else self._start_actors()
         bar = None
         if self.progress:
             from tqdm import tqdm

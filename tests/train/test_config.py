@@ -1,0 +1,56 @@
+"""Training configuration: defaults, YAML overrides and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from train.config import ConfigError, TrainConfig, load_config
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.mark.parametrize("name", ["smoke", "quick", "default"])
+def test_shipped_configs_load(name):
+    config = load_config(CONFIGS / f"{name}.yaml")
+    assert config.name == name
+    assert config.total_games > 0
+
+
+def test_unknown_keys_are_named(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("total_gmaes: 10\nlam: 0.5\n")
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['total_gmaes'\]"):
+        load_config(path)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("lam: 1.5\n", "lam"),
+    ("total_games: ten\n", "total_games must be an integer"),
+    ("hidden: [0]\n", "hidden"),
+    ("eval_games: 3\n", "eval_games"),
+    ("rules: {block_rule: sideways}\n", "rules: block_rule"),
+    ("rules: {colour: red}\n", "rules: unknown rules key"),
+    ("- a\n- b\n", "mapping"),
+    ("lam: [\n", "not valid YAML"),
+])
+def test_bad_values_give_clear_errors(tmp_path, text, match):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_config(path)
+
+
+def test_missing_file_is_reported(tmp_path):
+    with pytest.raises(ConfigError, match="no config file"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_resolved_config_round_trips_through_json(tmp_path):
+    config = load_config(CONFIGS / "smoke.yaml", seed=5)
+    config.save(tmp_path / "config.json")
+    import json
+
+    again = TrainConfig.from_dict(json.loads((tmp_path / "config.json").read_text()))
+    assert again == config and again.seed == 5

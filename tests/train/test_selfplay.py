@@ -1,0 +1,91 @@
+"""TD(lambda) targets on hand-made episodes, and the self-play worker's output (no Ray)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from train.selfplay import SWAP, SelfPlayWorker, _lambda_returns_padded, lambda_returns
+
+WIN, WIN_MARS, LOSE, LOSE_MARS = np.eye(4)
+
+
+def test_td0_target_is_the_next_value_seen_from_the_other_side():
+    v = np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1], WIN])
+    t = lambda_returns(v, lam=0.0)
+    assert np.allclose(t[2], WIN)
+    assert np.allclose(t[1], WIN[SWAP])  # the last mover won: the one before lost
+    assert np.allclose(t[0], v[1][SWAP])
+
+
+def test_lambda_one_is_the_monte_carlo_result_from_each_view():
+    v = np.array([[0.25] * 4, [0.7, 0.1, 0.1, 0.1], [0.2, 0.2, 0.3, 0.3], WIN_MARS])
+    t = lambda_returns(v, lam=1.0)
+    assert np.allclose(t, [LOSE_MARS, WIN_MARS, LOSE_MARS, WIN_MARS])
+
+
+def test_lambda_half_on_a_hand_computed_episode():
+    a = np.array([0.5, 0.1, 0.3, 0.1])
+    b = np.array([0.2, 0.0, 0.6, 0.2])
+    v = np.array([a, b, WIN])
+    t = lambda_returns(v, lam=0.5)
+    t1 = (0.5 * WIN + 0.5 * WIN)[SWAP]  # from the second afterstate: the opponent wins
+    t0 = (0.5 * b + 0.5 * t1)[SWAP]
+    assert np.allclose(t[1], t1) and np.allclose(t[0], t0)
+    # From the first mover's view: half the opponent's values turned over
+    # ([0.6, 0.2, 0.2, 0]) and half its own win ([1, 0, 0, 0]).
+    assert np.allclose(t0, [0.8, 0.1, 0.1, 0.0])
+
+
+def test_padded_targets_equal_one_game_at_a_time():
+    rng = np.random.default_rng(0)
+    games = [rng.dirichlet(np.ones(4), size=n) for n in (3, 7, 1, 5)]
+    for g in games:
+        g[-1] = np.eye(4)[rng.integers(4)]
+    width = max(len(g) for g in games)
+    padded = np.zeros((len(games), width, 4))
+    valid = np.zeros((len(games), width), dtype=bool)
+    for k, g in enumerate(games):
+        padded[k, width - len(g):] = g
+        valid[k, width - len(g):] = True
+    got = _lambda_returns_padded(padded, valid, 0.7)
+    for k, g in enumerate(games):
+        assert np.allclose(got[k, width - len(g):], lambda_returns(g, 0.7))
+
+
+def test_worker_samples_are_one_per_ply_with_probability_targets():
+    worker = SelfPlayWorker((16,))
+    out = worker.play(None, games=12, seed=3, epsilon=0.1, lam=0.7)
+    assert out["games"] == 12
+    assert out["raw"].shape == (out["plies"], 50) and out["targets"].shape == (out["plies"], 4)
+    assert out["raw"].dtype == np.uint8
+    assert np.allclose(out["targets"].sum(axis=1), 1.0, atol=1e-5)
+    assert (out["targets"] >= -1e-6).all()
+    # Each game's last afterstate is a win for its mover: exactly 12 one-hot win targets at the end.
+    won = (out["targets"][:, 0] == 1.0) | (out["targets"][:, 1] == 1.0)
+    assert won.sum() >= 12
+    # Every raw afterstate has 15 checkers per side counting those off.
+    assert (out["raw"][:, :24].sum(1) + out["raw"][:, 48] == 15).all()
+    assert (out["raw"][:, 24:48].sum(1) + out["raw"][:, 49] == 15).all()
+
+
+def test_worker_is_reproducible_from_its_seed():
+    a = SelfPlayWorker((16,)).play(None, games=4, seed=9, epsilon=0.0, lam=0.5)
+    worker = SelfPlayWorker((16,))
+    worker.set_weights({k: v.numpy() for k, v in a_weights(worker).items()})
+    b = worker.play(None, games=4, seed=9, epsilon=0.0, lam=0.5)
+    c = worker.play(None, games=4, seed=9, epsilon=0.0, lam=0.5)
+    assert np.array_equal(b["raw"], c["raw"]) and np.array_equal(b["targets"], c["targets"])
+    assert a["games"] == b["games"]
+
+
+def a_weights(worker):
+    return worker.network.state_dict()
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.3, 1.0])
+def test_targets_stay_distributions(lam):
+    rng = np.random.default_rng(1)
+    v = rng.dirichlet(np.ones(4), size=9)
+    v[-1] = LOSE
+    assert np.allclose(lambda_returns(v, lam).sum(1), 1.0)

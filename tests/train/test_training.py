@@ -1,0 +1,106 @@
+"""Self-play training end to end on Ray: the smoke run, SIGKILL and resume, a dead actor."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.td import load_checkpoint
+from train.config import load_config
+from train.trainer import Trainer, TrainError
+
+ROOT = Path(__file__).resolve().parents[2]
+NARDY = Path(sys.executable).parent / "nardy"
+
+
+def _env() -> dict[str, str]:
+    # Read at call time: starting the session's Ray sets its auth mode in os.environ.
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONUNBUFFERED": "1"}
+
+
+pytestmark = pytest.mark.slow
+
+
+def _nardy(*args: str) -> list[str]:
+    return [str(NARDY), *args] if NARDY.exists() else [sys.executable, "-m", "train.cli", *args]
+
+
+def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
+    run = tmp_path / "smoke"
+    out = subprocess.run(_nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet"),
+                         capture_output=True, text=True, timeout=600, env=_env(), cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "final evaluation" in out.stdout
+    config = json.loads((run / "config.json").read_text())
+    assert config["name"] == "smoke" and config["total_games"] == 1024
+    network, payload = load_checkpoint(run)
+    assert payload["training"]["games"] >= 1024
+    assert payload["trainer"]["updates"] > 0
+    records = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert len(records) >= 2 and {"random", "race"} <= set(records[-1])
+    assert list((run / "tb").glob("events.*"))
+    assert 1 <= len(list(run.glob("checkpoint-*.pt"))) <= 2
+
+
+def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ray_cluster):
+    run = tmp_path / "killed"
+    proc = subprocess.Popen(
+        _nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet",
+               "--address", ray_cluster),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=ROOT, start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        games = 0
+        while time.time() < deadline:
+            if (run / "checkpoint.pt").exists():
+                games = load_checkpoint(run)[1]["training"]["games"]
+                if games >= 256:
+                    break
+            if proc.poll() is not None:
+                pytest.fail(f"training ended before it could be killed: {proc.stdout.read()[-2000:]}")
+            time.sleep(0.5)
+        assert games >= 256, "no checkpoint within the time limit"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    before = load_checkpoint(run)[1]  # the file on disk is whole: written atomically
+    assert not list(run.glob(".checkpoint.pt.*.tmp")) or before  # a stray temp file never replaces it
+    out = subprocess.run(_nardy("train", "--resume", str(run), "--quiet", "--address", ray_cluster),
+                         capture_output=True, text=True, timeout=600, env=_env(), cwd=ROOT)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert f"resuming from {before['training']['games']}" in out.stdout
+    after = load_checkpoint(run)[1]
+    assert after["training"]["games"] >= 1024
+    assert after["trainer"]["updates"] > before["trainer"]["updates"]
+    assert after["trainer"]["tasks_submitted"] > before["trainer"]["tasks_submitted"]
+
+
+def test_resume_without_a_checkpoint_and_reuse_of_a_run_are_refused(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml")
+    with pytest.raises(TrainError, match="nothing to resume"):
+        Trainer(config, tmp_path / "empty", resume=True, progress=False)
+    t = Trainer(config, tmp_path / "run", progress=False)
+    t.save()
+    with pytest.raises(TrainError, match="already holds a run"):
+        Trainer(config, tmp_path / "run", progress=False)
+
+
+def test_training_goes_on_when_an_actor_dies(tmp_path, ray_cluster):
+    config = load_config(ROOT / "configs/smoke.yaml", total_games=384, eval_every_games=0,
+                         final_eval_games=0, actors=2)
+    trainer = Trainer(config, tmp_path / "actor", progress=False, address=ray_cluster)
+    trainer._start_actors()
+    trainer.kill_actor(0)
+    stats = trainer.train()
+    assert trainer.actor_restarts >= 1
+    assert stats["games"] >= 384
+    assert load_checkpoint(tmp_path / "actor")[1]["trainer"]["actor_restarts"] >= 1
