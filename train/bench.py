@@ -147,3 +147,46 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
 
 
 __all__ += ["bench_env"]
+
+
+def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
+                 rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:
+    """Cost of each search depth: positions evaluated and milliseconds per decision (``nardy bench --search``).
+
+    Decisions are taken on positions from games of the player against itself,
+    one at a time, as ``nardy play`` and ``nardy hint`` take them.
+    """
+    from agents.registry import split_ply
+    from nardy_env.players import load_player
+
+    base, _ = split_ply(player)
+    rng = np.random.default_rng(seed)
+    # Positions from the player's own games (0-ply), spread over whole games.
+    scout = load_player(base, rules)
+    states = initial_states(8)
+    _, dice = opening_roll(rng, 8, rules)
+    pool, pool_dice = [], []
+    active = np.arange(8)
+    while active.size and len(pool) < 20 * positions:
+        found = legal_afterstates(states[active], dice[active], rules)
+        pool.extend(states[active])
+        pool_dice.extend(dice[active])
+        pick = found.offsets[:-1] + scout.choose(states[active], found, rng)
+        after = found.states[pick]
+        states[active] = flip(after)
+        active = active[after[:, OFF_MOVER] < 15]
+        dice[active] = roll_dice(rng, active.size)
+    chosen = rng.choice(len(pool), size=min(positions, len(pool)), replace=False)
+    out = []
+    for ply in plies:
+        searcher = load_player(f"{base}@{ply}" if ply else base, rules)
+        searcher.evaluations = 0
+        t0 = time.perf_counter()
+        for k in chosen:
+            found = legal_afterstates(pool[k][None], pool_dice[k][None], rules)
+            searcher.choose(pool[k][None], found, rng)
+        seconds = time.perf_counter() - t0
+        out.append({"ply": ply, "decisions": len(chosen),
+                    "positions_per_decision": round(searcher.evaluations / len(chosen), 1),
+                    "ms_per_decision": round(1000 * seconds / len(chosen), 2)})
+    return out

@@ -69,11 +69,33 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from train.bench import bench_core
+    from train.bench import bench_core, bench_env, bench_search
 
     if args.games < 1:
         print("nardy bench: --games must be at least 1", file=sys.stderr)
         return 2
+    if args.search:
+        _load_players_or_exit([args.search], _rules(args.rules))
+        rows = bench_search(args.search, plies=tuple(range(args.max_ply + 1)), positions=args.positions,
+                            seed=args.seed, rules=_rules(args.rules))
+        if args.json:
+            print(json.dumps({"player": args.search, "levels": rows}))
+        else:
+            print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each)")
+            print("| ply | positions evaluated per decision | ms per decision |")
+            print("| ---: | ---: | ---: |")
+            for r in rows:
+                print(f"| {r['ply']} | {r['positions_per_decision']:,.1f} | {r['ms_per_decision']:,.1f} |")
+        return 0
+    if args.env:
+        result = bench_env(args.games, num_envs=args.num_envs, action_mode=args.action_mode, seed=args.seed)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print(f"LongNardy-v0 vector env, {args.num_envs} envs, {args.action_mode} mode: "
+                  f"{result['games_per_s']:,.0f} games/s, {result['steps_per_s']:,.0f} steps/s "
+                  f"({result['games']} games in {result['seconds']:.2f} s)")
+        return 0
     result = bench_core(args.games, seed=args.seed, rules=_rules(args.rules), threads=args.threads)
     if args.json:
         print(json.dumps(result))
@@ -290,6 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON")
+    bench.add_argument("--env", action="store_true",
+                       help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
+    bench.add_argument("--num-envs", type=int, default=256, help="sub-environments for --env (default 256)")
+    bench.add_argument("--action-mode", choices=["turn", "checker"], default="turn", help="action mode for --env")
+    bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
+    bench.add_argument("--max-ply", type=int, default=2, help="deepest search level for --search (default 2)")
+    bench.add_argument("--positions", type=int, default=40, help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
     player_help = "a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; append @N to search N plies"

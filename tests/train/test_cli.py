@@ -131,3 +131,22 @@ def test_bench_json_reports_throughput():
 @pytest.mark.parametrize("args", [["bench", "--games", "0"], ["nonsense"]])
 def test_bad_command_lines_exit_non_zero(args):
     assert run(*args).returncode != 0
+
+
+def test_bench_env_reports_vector_env_throughput():
+    out = run("bench", "--env", "--games", "300", "--num-envs", "64", "--json")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rec["games"] >= 300 and rec["games_per_s"] > 0 and rec["steps_per_s"] > 0
+
+
+def test_bench_search_reports_cost_per_level(tmp_path):
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+
+    save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((8,)))
+    out = run("bench", "--search", str(tmp_path), "--max-ply", "1", "--positions", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    levels = json.loads(out.stdout)["levels"]
+    assert [lv["ply"] for lv in levels] == [0, 1]
+    assert levels[1]["positions_per_decision"] > 20 * levels[0]["positions_per_decision"]
