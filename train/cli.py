@@ -289,6 +289,26 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from train.plots import training_curve
+
+    run = Path(args.run)
+    source = run / "eval.jsonl" if run.is_dir() else run
+    if not source.is_file():
+        print(f"nardy plot: no eval.jsonl at {source}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else source.parent / "training_curve.png"
+    try:
+        training_curve(source, out)
+    except (ValueError, KeyError, json.JSONDecodeError) as exc:
+        print(f"nardy plot: {source} is not a run's evaluation log: {exc}", file=sys.stderr)
+        return 2
+    print(out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nardy`` command."""
     parser = argparse.ArgumentParser(
@@ -374,6 +394,12 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--max-seconds", type=float, default=None, help="stop (with a checkpoint) after this long")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
+
+    pl = sub.add_parser("plot", help="draw a run's training curve (win rate vs games) as a PNG",
+                        description="Draw win rate against each bot vs games trained, from RUN/eval.jsonl.")
+    pl.add_argument("run", metavar="RUN", help="a run directory (or its eval.jsonl)")
+    pl.add_argument("--out", help="PNG file (default RUN/training_curve.png)")
+    pl.set_defaults(func=_cmd_plot)
 
     from train.export import add_export_arguments, cmd_export
 

@@ -150,3 +150,15 @@ def test_bench_search_reports_cost_per_level(tmp_path):
     levels = json.loads(out.stdout)["levels"]
     assert [lv["ply"] for lv in levels] == [0, 1]
     assert levels[1]["positions_per_decision"] > 20 * levels[0]["positions_per_decision"]
+
+
+def test_plot_draws_the_training_curve(tmp_path):
+    records = [{"games_trained": g, "random": {"win_rate": w, "win_rate_ci95": [w - 0.05, w + 0.05]},
+                "heuristic": {"win_rate": w / 2, "win_rate_ci95": [w / 2 - 0.05, w / 2 + 0.05]}}
+               for g, w in ((1000, 0.6), (2000, 0.8), (3000, 0.9))]
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = run("plot", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    png = tmp_path / "training_curve.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert run("plot", str(tmp_path / "missing")).returncode == 2

@@ -1,0 +1,73 @@
+"""Pictures made from a run's own records (Pillow only, imported when drawing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+__all__ = ["training_curve"]
+
+_COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210, 70, 40)}
+_OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
+
+
+def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None) -> Path:
+    """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    records = [json.loads(line) for line in Path(eval_jsonl).read_text().splitlines() if line.strip()]
+    if not records:
+        raise ValueError(f"{eval_jsonl} holds no evaluation records")
+    # Keep the last record per games_trained (the final evaluation replaces the periodic one).
+    by_games: dict[int, dict] = {}
+    for r in records:
+        by_games[r["games_trained"]] = r
+    points = [by_games[g] for g in sorted(by_games)]
+    opponents = [k for k in points[-1] if isinstance(points[-1][k], dict) and "win_rate" in points[-1][k]]
+
+    w, h = 900, 520
+    left, right, top, bottom = 80, 170, 50, 70
+    img = Image.new("RGB", (w, h), "white")
+    draw = ImageDraw.Draw(img)
+    try:
+        font = ImageFont.load_default(size=15)
+        small = ImageFont.load_default(size=13)
+    except TypeError:  # Pillow < 10.1
+        font = small = ImageFont.load_default()
+    max_games = max(points[-1]["games_trained"], 1)
+
+    def xy(games: float, rate: float) -> tuple[float, float]:
+        return (left + (w - left - right) * games / max_games, top + (h - top - bottom) * (1 - rate))
+
+    for k in range(11):
+        y = xy(0, k / 10)[1]
+        draw.line([(left, y), (w - right, y)], fill=(230, 230, 230) if k % 5 else (200, 200, 200))
+        draw.text((left - 10, y), f"{k * 10}%", fill="black", font=small, anchor="rm")
+    for k in range(6):
+        x = xy(max_games * k / 5, 0)[0]
+        draw.line([(x, top), (x, h - bottom)], fill=(235, 235, 235))
+        draw.text((x, h - bottom + 8), f"{max_games * k / 5 / 1000:.0f}k", fill="black", font=small, anchor="mt")
+    draw.rectangle([left, top, w - right, h - bottom], outline="black")
+    draw.text(((left + w - right) / 2, h - 25), "self-play games trained", fill="black", font=font, anchor="mm")
+    draw.text((left - 45, top - 14), "win rate", fill="black", font=font, anchor="lm")
+    draw.text(((left + w - right) / 2, 16), title or "Win rate against the bots (paired dice, 0-ply)",
+              fill="black", font=font, anchor="mm")
+    for n, opp in enumerate(opponents):
+        color = _COLORS.get(opp, _OTHER[n % len(_OTHER)])
+        line = [xy(r["games_trained"], r[opp]["win_rate"]) for r in points if opp in r]
+        for r in points:
+            if opp in r and "win_rate_ci95" in r[opp]:
+                lo, hi = r[opp]["win_rate_ci95"]
+                x = xy(r["games_trained"], 0)[0]
+                draw.line([(x, xy(0, min(hi, 1))[1]), (x, xy(0, max(lo, 0))[1])], fill=color, width=1)
+        if len(line) > 1:
+            draw.line(line, fill=color, width=3)
+        for x, y in line:
+            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=color)
+        ly = top + 20 + 26 * n
+        draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
+        draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
+    out_png = Path(out_png)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    img.save(out_png)
+    return out_png
