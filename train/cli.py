@@ -251,6 +251,18 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _overrides(pairs: list[str] | None) -> dict:
+    import yaml
+
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"nardy train: --set takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -268,7 +280,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if not args.config:
                 print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
                 return 2
-            config = load_config(args.config)
+            config = load_config(args.config, **_overrides(args.set))
             run_dir = Path(args.out) if args.out else default_run_dir(config)
         trainer = Trainer(config, run_dir, resume=bool(args.resume), address=args.address,
                           progress=not args.quiet)
@@ -279,8 +291,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
           f"resuming from {trainer.games})" if args.resume else
           f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
     stats = trainer.train(max_seconds=args.max_seconds)
-    print(f"trained {trainer.games} games; last window: {stats.get('games_per_s', 0):.0f} games/s, "
-          f"{stats.get('updates_per_s', 0):.0f} updates/s, actor restarts {trainer.actor_restarts}", flush=True)
+    print(f"trained {trainer.games} games; last window: {stats.get('games_per_s', 0):.0f} games/s with "
+          f"{stats.get('actors', 0)} actors, {stats.get('updates_per_s', 0):.0f} updates/s, learner busy "
+          f"{stats.get('learner_busy', 0):.0%}, actor restarts {trainer.actor_restarts}", flush=True)
     if config.final_eval_games and trainer.games >= config.total_games:
         record = trainer.evaluate(config.final_eval_games)
         print(f"final evaluation ({config.final_eval_games} paired games each, 0-ply): "
@@ -392,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     tr.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
     tr.add_argument("--max-seconds", type=float, default=None, help="stop (with a checkpoint) after this long")
+    tr.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="override one setting of the config file (repeatable), e.g. --set actors=1")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
 

@@ -54,3 +54,13 @@ def test_resolved_config_round_trips_through_json(tmp_path):
 
     again = TrainConfig.from_dict(json.loads((tmp_path / "config.json").read_text()))
     assert again == config and again.seed == 5
+
+
+def test_cli_set_overrides_are_validated():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--config", str(CONFIGS / "smoke.yaml"),
+                          "--set", "lamda=0.5", "--out", "/nonexistent/never"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "unknown key(s) ['lamda']" in out.stderr
