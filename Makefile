@@ -27,7 +27,7 @@ install: $(STAMP)
 install-test: $(TEST_STAMP)
 
 train: $(STAMP)
-	$(VENV)/bin/nardy bench --games 2000
+	$(VENV)/bin/nardy train --config configs/quick.yaml
 
 test: $(TEST_STAMP)
 	$(VENV)/bin/python -m pytest -q tests
