@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: train test install install-test clean
+.PHONY: train test lint install install-test clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,8 @@ train: $(STAMP)
 	$(VENV)/bin/nardy train --config configs/quick.yaml
 
 test: $(TEST_STAMP)
+	$(VENV)/bin/ruff check nardy_env agents train tests examples
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q tests
 
 clean:

@@ -34,6 +34,7 @@ class RawFeatures(nn.Module):
     """Torch twin of ``nardy_env.encoding.features`` (version ``nardy-features/1``)."""
 
     version = FEATURES_VERSION
+    personal: torch.Tensor
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,6 +90,8 @@ class TDNetwork(nn.Module):
         layers.append(nn.Linear(width, len(OUTCOMES)))
         self.body = nn.Sequential(*layers)
         self.register_buffer("equity_weights", torch.tensor(EQUITY_WEIGHTS), persistent=False)
+
+    equity_weights: torch.Tensor
 
     def logits(self, raw: torch.Tensor) -> torch.Tensor:
         """Unnormalised outcome scores (the training loss works on these)."""

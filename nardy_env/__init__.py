@@ -17,9 +17,9 @@ from .core import (
     initial_states,
     legal_afterstates,
     legal_continuations,
-    turn_head_limit,
     outcome,
     pip_counts,
+    turn_head_limit,
     validate_states,
 )
 from .notation import START_NPN, Color, NPNError, format_npn, parse_npn, to_common_point

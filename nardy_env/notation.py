@@ -40,12 +40,12 @@ class Color(enum.IntEnum):
         return "wb"[self]
 
     @property
-    def other(self) -> "Color":
+    def other(self) -> Color:
         """The opponent's colour."""
         return Color(1 - self)
 
     @classmethod
-    def from_letter(cls, letter: str) -> "Color":
+    def from_letter(cls, letter: str) -> Color:
         """``"w"`` -> WHITE, ``"b"`` -> BLACK."""
         if letter == "w":
             return cls.WHITE

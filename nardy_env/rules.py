@@ -82,7 +82,7 @@ class Rules:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Rules":
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Build rules from variant keys, rejecting unknown ones by name."""
         known = {"opening", "head_exception", "block_rule"}
         unknown = sorted(set(data) - known)

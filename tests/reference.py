@@ -137,7 +137,7 @@ def parse_npn(npn: str) -> Position:
     if len(off_fields) != 2:
         raise ValueError(f"off: expected 2 comma-separated counts, got {len(off_fields)}")
     offs = []
-    for name, f in zip(("white off", "black off"), off_fields):
+    for name, f in zip(("white off", "black off"), off_fields, strict=True):
         try:
             v = int(f.strip())
         except ValueError:

@@ -165,7 +165,8 @@ def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int
     scout = load_player(base, rules)
     states = initial_states(8)
     _, dice = opening_roll(rng, 8, rules)
-    pool, pool_dice = [], []
+    pool: list[np.ndarray] = []
+    pool_dice: list[np.ndarray] = []
     active = np.arange(8)
     while active.size and len(pool) < 20 * positions:
         found = legal_afterstates(states[active], dice[active], rules)
@@ -179,7 +180,7 @@ def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int
     chosen = rng.choice(len(pool), size=min(positions, len(pool)), replace=False)
     out = []
     for ply in plies:
-        searcher = load_player(f"{base}@{ply}" if ply else base, rules)
+        searcher: Any = load_player(f"{base}@{ply}" if ply else base, rules)
         searcher.evaluations = 0
         t0 = time.perf_counter()
         for k in chosen:

@@ -161,7 +161,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    print(f"| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |")
+    print("| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for s in out["matches"]:
         print(f"| {s['player_a']} | {s['player_b']} | {s['games']} | {s['points_per_game']:+.3f} "

@@ -38,6 +38,8 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     state, side = parse_npn(npn)
     found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     entries = []
+    outcomes: np.ndarray | None = None
+    ply: np.ndarray | None = None
     if isinstance(player, SearchPlayer):
         values = player.evaluate(found)
         static = player.static_equity(found.states)
@@ -54,7 +56,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     else:
         values = np.asarray(player.equities(found), dtype=np.float64) if hasattr(player, "equities") \
             else np.zeros(found.states.shape[0])
-        equity, outcomes, ply = values, None, None
+        equity = values
     for k in range(found.states.shape[0]):
         n = int(found.num_moves[k])
         entry: dict[str, Any] = {
@@ -63,7 +65,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
             "moves": [[to_common_point(int(f), side), to_common_point(int(t), side)]
                       for f, t in found.moves[k, :n]],
         }
-        if outcomes is not None:
+        if outcomes is not None and ply is not None:
             entry["outcomes"] = [round(float(x), 6) for x in outcomes[k]]
             entry["ply"] = int(ply[k])
         entries.append((float(values[k]), entry))

@@ -37,7 +37,7 @@ def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> 
     d1, d2 = parse_dice(list(dice))
     state, side = parse_npn(npn)
     res = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
-    plays = []
+    plays: list[Play] = []
     for k in range(res.states.shape[0]):
         result = format_npn(flip(res.states[k]), side.other)
         n = int(res.num_moves[k])

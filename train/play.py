@@ -158,7 +158,7 @@ class _Session:
         for entry in rank_plays(self.opponent, npn, dice.tolist(), self.rules)[:5]:
             self.say(f"  {entry['equity']:+.3f}  {format_move_sequence(entry['moves'])}")
 
-    def game(self) -> dict[str, int] | None:
+    def game(self) -> dict[str, int]:
         human = self.human_choice if self.human_choice is not None else Color(int(self.rng.integers(2)))
         first, dice = opening_roll(self.rng, 1, self.rules)
         side = Color(int(first[0]))
@@ -182,7 +182,8 @@ class _Session:
                 n = int(found.num_moves[k])
                 from nardy_env import to_common_point
 
-                moves = [(to_common_point(int(f), side), to_common_point(int(t), side)) for f, t in found.moves[k, :n]]
+                moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))
+                         for f, t in found.moves[k, :n]]
                 self.say(f"{self.opponent.name} plays {format_move_sequence(moves)}")
             if after[OFF_MOVER] == NUM_CHECKERS:
                 points = 2 if after[OFF_OPPONENT] == 0 else 1

@@ -20,6 +20,7 @@ TensorBoard events under ``tb/`` and ``eval.jsonl``.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import time
@@ -56,14 +57,14 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
         return ray.cluster_resources()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        ray.init(address=address, include_dashboard=False, logging_level="WARNING", log_to_driver=True)
+        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
     else:
         from nardy_env.core import available_cpus
 
         # A local cluster stays on the loopback interface. Ray swaps 127.0.0.1
         # for the machine's network address, but not the rest of 127.0.0.0/8.
         ray.init(num_cpus=num_cpus or available_cpus(), include_dashboard=False,
-                 object_store_memory=200 * 1024 * 1024, logging_level="WARNING",
+                 object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
                  log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
     return ray.cluster_resources()
 
@@ -129,7 +130,7 @@ class Trainer:
                                  "to continue it or --out to start a new one")
             self.run_dir.mkdir(parents=True, exist_ok=True)
             config.save(self.run_dir / "config.json")
-        self._writer = None
+        self._writer: Any = None
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any]] = {}
 
@@ -291,7 +292,7 @@ class Trainer:
                        dynamic_ncols=True)
         next_eval = (self.games // c.eval_every_games + 1) * c.eval_every_games if c.eval_every_games else None
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
-        window = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
+        window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
                   "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10))}
         last_log = time.perf_counter()
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates
+from nardy_env import DEFAULT_RULES, Color, Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_POINTS
 from nardy_env.game import opening_roll, roll_dice
 from tests.reference import reference_dice_used, reference_results
@@ -114,7 +114,7 @@ def _apply(npn: str, moves: list[list[int]]) -> str:
     return f"{','.join(map(str, cells))}:{offs[0]},{offs[1]}:{'b' if sign > 0 else 'w'}"
 
 
-def check(cases: list[tuple[np.ndarray, Color, tuple[int, int]]], rules: Rules = Rules()) -> int:
+def check(cases: list[tuple[np.ndarray, Color, tuple[int, int]]], rules: Rules = DEFAULT_RULES) -> int:
     """Compare core and reference on every case; returns how many were compared."""
     from nardy_env import to_common_point
 
