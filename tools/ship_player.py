@@ -1,0 +1,109 @@
+"""Package a trained run as a shipped player, with its measured strength.
+
+    python tools/ship_player.py runs/default checkpoints/default --games 2000
+
+Copies the small files of the run (checkpoint.pt, config.json, eval.jsonl),
+exports policy.onnx + policy.json (verified against torch), draws the
+training curve, and measures with paired dice: 0-ply against random, race and
+heuristic, and 1-ply against 0-ply. Writes everything it measured to
+``strength.json`` and a README.md that quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agents.td import load_checkpoint
+from train.evaluate import evaluate
+from train.export import export_policy
+from train.plots import training_curve
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--games", type=int, default=2000)
+    parser.add_argument("--ply-games", type=int, default=2000)
+    parser.add_argument("--command", default="nardy train --config configs/default.yaml --out runs/default")
+    args = parser.parse_args()
+
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("checkpoint.pt", "config.json", "eval.jsonl"):
+        shutil.copyfile(args.run / name, out / name)
+    export_policy(out / "checkpoint.pt", out, force=True)
+    training_curve(out / "eval.jsonl", out / "training_curve.png",
+                   title="checkpoints/default: win rate against the bots (paired dice, 0-ply)")
+    _, payload = load_checkpoint(out)
+    config = payload["config"]
+    games_trained = payload["training"]["games"]
+
+    player = str(out)
+    results = {}
+    t0 = time.time()
+    for opponent in ("random", "race", "heuristic"):
+        results[f"0-ply vs {opponent}"] = evaluate(player, opponent, args.games, seed=2026).summary()
+        print(json.dumps(results[f"0-ply vs {opponent}"]), flush=True)
+    results["1-ply vs 0-ply"] = evaluate(f"{player}@1", player, args.ply_games, seed=2027).summary()
+    print(json.dumps(results["1-ply vs 0-ply"]), flush=True)
+    seconds = time.time() - t0
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    strength = {"games_trained": games_trained, "measured_at_commit": commit, "seconds": round(seconds),
+                "command": f"python tools/ship_player.py {args.run} {out} --games {args.games} "
+                           f"--ply-games {args.ply_games}",
+                "matches": results}
+    (out / "strength.json").write_text(json.dumps(strength, indent=2) + "\n")
+
+    def row(key: str) -> str:
+        s = results[key]
+        return (f"| {key} | {s['games']} | {s['win_rate']:.1%} [{s['win_rate_ci95'][0]:.1%}, "
+                f"{s['win_rate_ci95'][1]:.1%}] | {s['points_per_game']:+.3f} [{s['ci95'][0]:+.3f}, "
+                f"{s['ci95'][1]:+.3f}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
+
+    readme = f"""# The shipped player: `checkpoints/default`
+
+A TD(lambda) network ({' x '.join(map(str, config['hidden']))} hidden units, features
+`{payload['features_version']}`) trained by self-play for {games_trained:,} games under the 2026
+sports code (default rules), seed {config['seed']}, with
+
+    {args.command}
+
+(`configs/default.yaml`; on the 2-core development machine). Files:
+
+- `checkpoint.pt`: weights plus the training state (`nardy train --resume` continues it
+  once copied back into a run directory with `config.json`).
+- `config.json`: the resolved configuration; `eval.jsonl`: the run's periodic evaluations.
+- `policy.onnx`, `policy.json`: the export for other frontends (`nardy export`; docs/policy.md).
+- `strength.json`: the matches below; `training_curve.png`: win rate vs games trained.
+
+## Strength
+
+Paired dice (every game played twice with the same dice and the sides swapped), 95%
+intervals over pairs; "mars A/B" are the shares of games won by mars by each side.
+Measured with `{strength['command']}`.
+
+| match (A vs B) | games | A wins | A points per game | mars A | mars B |
+| --- | ---: | ---: | ---: | ---: | ---: |
+{row('0-ply vs random')}
+{row('0-ply vs race')}
+{row('0-ply vs heuristic')}
+{row('1-ply vs 0-ply')}
+
+![training curve](training_curve.png)
+
+Use it: `nardy play` (it is the default opponent), `nardy hint NPN 6 5`,
+`nardy eval checkpoints/default heuristic`, or the ONNX files from any language.
+"""
+    (out / "README.md").write_text(readme)
+    print(f"wrote {out}/README.md and strength.json in {seconds:.0f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
