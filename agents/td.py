@@ -10,8 +10,6 @@ a file and a killed writer leaves the previous checkpoint intact.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
 from nardy_env.rules import DEFAULT_RULES
 
+from .files import write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer
 
@@ -50,7 +49,6 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
                     **extra: Any) -> Path:
     """Write a checkpoint atomically; ``extra`` (training state) is stored alongside."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "format": CHECKPOINT_FORMAT,
         "network": network.shape(),
@@ -59,17 +57,7 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
         "features_version": FEATURES_VERSION,
         **extra,
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(payload, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda fh: torch.save(payload, fh))
     return path
 
 

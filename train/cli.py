@@ -27,6 +27,24 @@ def _rules(text: str | None):
         raise SystemExit(f"nardy: --rules: {exc}") from None
 
 
+def _jsonl(answer) -> int:
+    """FORMATS.md's JSON-lines loop: one answer per input line, flushed; errors as lines; exit 1 if any."""
+    from nardy_env import NPNError
+
+    failed = 0
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            out = answer(line)
+        except (ValueError, NPNError) as exc:
+            failed += 1
+            out = {"error": str(exc)}
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
 def _cmd_moves(args: argparse.Namespace) -> int:
     from nardy_env import NPNError
     from nardy_env.render import npn_board_text
@@ -34,18 +52,7 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
     rules = _rules(args.rules)
     if args.jsonl:
-        failed = 0
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                out = moves_record(line, rules)
-            except (ValueError, NPNError) as exc:
-                failed += 1
-                out = {"error": str(exc)}
-            sys.stdout.write(json.dumps(out) + "\n")
-            sys.stdout.flush()
-        return 1 if failed else 0
+        return _jsonl(lambda line: moves_record(line, rules))
     if args.position is None or len(args.dice) != 2:
         print('nardy moves: give a position and two dice, e.g. nardy moves "<NPN>" 6 5, or use --jsonl',
               file=sys.stderr)
@@ -199,19 +206,12 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     rules = _rules(args.rules)
     player = _hint_player(args, rules)
     if args.jsonl:
-        failed = 0
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            try:
-                out = moves_record(line, rules)
-                out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)
-            except (ValueError, NPNError) as exc:
-                failed += 1
-                out = {"error": str(exc)}
-            sys.stdout.write(json.dumps(out) + "\n")
-            sys.stdout.flush()
-        return 1 if failed else 0
+        def answer(line: str) -> dict:
+            out = moves_record(line, rules)
+            out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)
+            return out
+
+        return _jsonl(answer)
     if args.position is None or len(args.dice) != 2:
         print('nardy hint: give a position and two dice, e.g. nardy hint "<NPN>" 6 5, or use --jsonl',
               file=sys.stderr)

@@ -20,7 +20,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 import sys
 import tempfile
 import warnings
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.files import write_atomic
 from agents.onnx_policy import (
     EQUITY_WEIGHTS,
     INPUT_NAME,
@@ -223,20 +223,7 @@ def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, s
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the policy from a web server
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, lambda fh: fh.write(data))
 
 
 def _checkpoint_path(player: str | Path) -> Path:

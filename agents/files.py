@@ -1,0 +1,37 @@
+"""Writing files so that a reader never sees half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+__all__ = ["write_atomic"]
+
+
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Write ``path`` through ``write(file)`` into a temporary file beside it, then rename.
+
+    A killed writer leaves the previous file intact (and no temporary file
+    behind when it can clean up). The result gets the usual permissions
+    (0666 less the umask), not mkstemp's 0600, so a web server can serve it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
