@@ -291,9 +291,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
           f"resuming from {trainer.games})" if args.resume else
           f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
     stats = trainer.train(max_seconds=args.max_seconds)
-    print(f"trained {trainer.games} games; last window: {stats.get('games_per_s', 0):.0f} games/s with "
-          f"{stats.get('actors', 0)} actors, {stats.get('updates_per_s', 0):.0f} updates/s, learner busy "
-          f"{stats.get('learner_busy', 0):.0%}, actor restarts {trainer.actor_restarts}", flush=True)
+    print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
+          f"(evaluations excluded) with {stats.get('actors', 0)} actors; last window "
+          f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, learner busy "
+          f"{stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}", flush=True)
     if config.final_eval_games and trainer.games >= config.total_games:
         record = trainer.evaluate(config.final_eval_games)
         print(f"final evaluation ({config.final_eval_games} paired games each, 0-ply): "

@@ -295,6 +295,7 @@ class Trainer:
         window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
                   "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10))}
         last_log = time.perf_counter()
+        session_start, session_games, eval_seconds = last_log, self.games, 0.0
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         try:
@@ -336,7 +337,9 @@ class Trainer:
                     self.save()
                     next_ckpt += c.checkpoint_every_games
                 if next_eval is not None and self.games >= next_eval:
+                    t_eval = time.perf_counter()
                     record = self.evaluate(c.eval_games)
+                    eval_seconds += time.perf_counter() - t_eval
                     next_eval += c.eval_every_games
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats, record))
@@ -353,6 +356,9 @@ class Trainer:
             self._writer.flush()
         stats["games"] = self.games
         stats["actor_restarts"] = self.actor_restarts
+        # Whole session, from the first task to the last, evaluations excluded.
+        busy = max(time.perf_counter() - session_start - eval_seconds, 1e-9)
+        stats["session_games_per_s"] = (self.games - session_games) / busy
         return stats
 
     def _postfix(self, stats: dict[str, Any], record: dict[str, Any] | None = None) -> dict[str, str]:
