@@ -323,6 +323,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
+    """Options shared by the commands that play matches."""
+    parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    parser.add_argument("--rules", help="rule variants as JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``nardy`` command."""
     parser = argparse.ArgumentParser(
@@ -361,20 +369,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("a", metavar="A", help=player_help)
     ev.add_argument("b", metavar="B", help=player_help)
     ev.add_argument("--games", type=int, default=2000, help="games to play, an even number (default 2000)")
-    ev.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    ev.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
-    ev.add_argument("--json", action="store_true", help="print one JSON object as the last line")
-    ev.add_argument("--rules", help="rule variants as JSON")
+    _match_options(ev, "print one JSON object as the last line")
     ev.set_defaults(func=_cmd_eval)
 
     ld = sub.add_parser("ladder", help="round robin between players, with ratings",
                         description="Round robin of paired matches; a markdown table and ratings with intervals.")
     ld.add_argument("players", nargs="+", metavar="PLAYER", help=player_help)
     ld.add_argument("--games", type=int, default=2000, help="games per pair of players (default 2000)")
-    ld.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    ld.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
-    ld.add_argument("--json", action="store_true", help="print one JSON object")
-    ld.add_argument("--rules", help="rule variants as JSON")
+    _match_options(ld, "print one JSON object")
     ld.set_defaults(func=_cmd_ladder)
 
     hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",
