@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.search import EQUITY, SearchPlayer
+from agents.search import SearchPlayer
 from nardy_env import Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.players import Player
@@ -72,8 +72,3 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     # Best first; ties keep the NPN order of FORMATS.md's tie-break.
     entries.sort(key=lambda e: (-e[0], e[1]["result"]))
     return [e for _, e in entries]
-
-
-def outcome_equity(outcomes: list[float]) -> float:
-    """Equity of outcome probabilities."""
-    return float(np.asarray(outcomes) @ EQUITY)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import Color, Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+from nardy_env import Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
 from nardy_env.rules import DEFAULT_RULES
 
 __all__ = ["Play", "legal_plays", "moves_record", "parse_dice", "format_move_sequence"]
@@ -76,8 +76,3 @@ def format_move_sequence(moves: Sequence[Sequence[int]]) -> str:
     if not moves:
         return "(no move)"
     return " ".join(f"{f}/{'off' if t == 0 else t}" for f, t in moves)
-
-
-def color_of(npn: str) -> Color:
-    """The side to move of an NPN string."""
-    return parse_npn(npn)[1]
