@@ -165,6 +165,10 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2
+    if args.png:
+        from train.plots import ladder_chart
+
+        ladder_chart(out, args.png)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -377,6 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
     ld.add_argument("players", nargs="+", metavar="PLAYER", help=player_help)
     ld.add_argument("--games", type=int, default=2000, help="games per pair of players (default 2000)")
     _match_options(ld, "print one JSON object")
+    ld.add_argument("--png", metavar="FILE", help="also draw the ratings as a PNG chart")
     ld.set_defaults(func=_cmd_ladder)
 
     hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",

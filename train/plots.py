@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-__all__ = ["training_curve"]
+__all__ = ["training_curve", "ladder_chart"]
 
 _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210, 70, 40)}
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
@@ -67,6 +67,48 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
+    out_png = Path(out_png)
+    out_png.parent.mkdir(parents=True, exist_ok=True)
+    img.save(out_png)
+    return out_png
+
+
+def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
+    """Ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    ratings = sorted(ladder["ratings"], key=lambda r: -r["rating"])
+    w, row_h = 800, 44
+    left, right, top, bottom = 190, 40, 50, 50
+    h = top + bottom + row_h * len(ratings)
+    img = Image.new("RGB", (w, h), "white")
+    draw = ImageDraw.Draw(img)
+    try:
+        font = ImageFont.load_default(size=15)
+    except TypeError:  # Pillow < 10.1
+        font = ImageFont.load_default()
+    lo = min(0.0, min(r["ci95"][0] for r in ratings))
+    hi = max(0.0, max(r["ci95"][1] for r in ratings))
+    span = (hi - lo) or 1.0
+
+    def x(v: float) -> float:
+        return left + (w - left - right) * (v - lo) / span
+
+    first = ladder["ratings"][0]["player"]
+    draw.text((w / 2, 18), f"Ratings in points per game against {first} ({ladder['games_per_pair']} paired games a match)",
+              fill="black", font=font, anchor="mm")
+    draw.line([(x(0), top - 8), (x(0), h - bottom + 8)], fill=(150, 150, 150))
+    for k, r in enumerate(ratings):
+        y = top + row_h * k + row_h / 2
+        draw.rectangle([min(x(0), x(r["rating"])), y - 12, max(x(0), x(r["rating"])), y + 12], fill=(70, 130, 190))
+        draw.line([(x(r["ci95"][0]), y), (x(r["ci95"][1]), y)], fill="black", width=2)
+        draw.text((left - 10, y), str(r["player"])[-24:], fill="black", font=font, anchor="rm")
+        label_x = x(max(r["rating"], r["ci95"][1])) + 8
+        draw.text((min(label_x, w - right - 10), y), f"{r['rating']:+.2f}", fill="black", font=font,
+                  anchor="lm" if label_x < w - right - 40 else "rm")
+    for k in range(6):
+        v = lo + span * k / 5
+        draw.text((x(v), h - bottom + 20), f"{v:+.1f}", fill="black", font=font, anchor="mm")
     out_png = Path(out_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
     img.save(out_png)

@@ -30,11 +30,13 @@ def test_eval_with_an_unknown_player_says_so():
     assert out.returncode == 2 and "even" in out.stderr
 
 
-def test_ladder_prints_a_markdown_table_and_ratings():
-    out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1")
+def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
+    png = tmp_path / "ladder.png"
+    out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
     assert out.returncode == 0, out.stderr
     assert "| A | B | games |" in out.stdout and "| player | rating" in out.stdout
     assert out.stdout.count("| random |") >= 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_hint_jsonl_ranks_every_result():
