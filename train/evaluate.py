@@ -168,14 +168,17 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dic
 
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
-             chunk_pairs: int = 250) -> MatchResult:
+             chunk_pairs: int | None = None) -> MatchResult:
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
     games (default: one per CPU); player objects run in this process. Every
     pair's dice come from (seed, pair index), so with deterministic players
     (the bots, the TD network) the result does not depend on the number of
-    workers; a randomising player draws from one stream per chunk of pairs.
+    workers; a randomising player draws from one stream per chunk of pairs
+    (``chunk_pairs``, default: the pairs split evenly over the workers, at
+    most 250 a chunk). Worker processes are spawned, so a script that calls
+    this with named players needs the usual ``if __name__ == "__main__":``.
     """
     if games < 2 or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")
@@ -183,6 +186,8 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", "A")
     name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", "B")
     workers = available_cpus() if workers is None else max(1, workers)
+    if chunk_pairs is None:
+        chunk_pairs = max(1, min(250, math.ceil(n_pairs / workers)))
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
     bar = _progress(games, f"{name_a} vs {name_b}", progress)
