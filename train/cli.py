@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -438,7 +439,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nardy`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # The reader went away (``nardy ... | head``): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt:
+        print("\nnardy: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,10 @@ DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "d
 
 def default_player_spec() -> str:
     """The shipped player when it is there, else the heuristic bot."""
-    return str(DEFAULT_CHECKPOINT) if (DEFAULT_CHECKPOINT / "checkpoint.pt").is_file() else "heuristic"
+    if not (DEFAULT_CHECKPOINT / "checkpoint.pt").is_file():
+        return "heuristic"
+    relative = os.path.relpath(DEFAULT_CHECKPOINT)
+    return relative if not relative.startswith("..") else str(DEFAULT_CHECKPOINT)
 
 
 def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:

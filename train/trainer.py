@@ -346,6 +346,9 @@ class Trainer:
             if window["batches"]:
                 stats = self._log(window, n_actors)
             self.save()
+        except KeyboardInterrupt:
+            self.save()  # Ctrl-C keeps everything learned so far; --resume continues from here
+            raise
         finally:
             if bar is not None:
                 bar.close()
