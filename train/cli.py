@@ -296,6 +296,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
           f"resuming from {trainer.games})" if args.resume else
           f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
     stats = trainer.train(max_seconds=args.max_seconds)
+    if trainer.interrupted:
+        print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: "
+              f"nardy train --resume {run_dir}", flush=True)
+        return 130
     print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
           f"(evaluations excluded) with {stats.get('actors', 0)} actors; last window "
           f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, learner busy "

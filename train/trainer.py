@@ -23,6 +23,8 @@ import json
 import logging
 import os
 import shutil
+import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -131,6 +133,7 @@ class Trainer:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             config.save(self.run_dir / "config.json")
         self._writer: Any = None
+        self.interrupted = False
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any]] = {}
 
@@ -298,9 +301,24 @@ class Trainer:
         session_start, session_games, eval_seconds = last_log, self.games, 0.0
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
+        # Ctrl-C or SIGTERM: finish the step in hand, save, stop. Ray's blocking
+        # wait would not let a KeyboardInterrupt through, so poll a flag instead.
+        self.interrupted = False
+
+        def request_stop(signum: int, frame: Any) -> None:
+            self.interrupted = True
+
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)} \
+            if threading.current_thread() is threading.main_thread() else {}
         try:
             while self.games < c.total_games and (deadline is None or time.perf_counter() < deadline):
-                done, _ = ray.wait(list(self._pending), num_returns=1)
+                if self.interrupted:
+                    if bar is not None:
+                        bar.write("interrupted: saving the checkpoint")
+                    break
+                done, _ = ray.wait(list(self._pending), num_returns=1, timeout=0.5)
+                if not done:
+                    continue
                 ref = done[0]
                 slot, weights_ref = self._pending.pop(ref)
                 try:
@@ -346,10 +364,9 @@ class Trainer:
             if window["batches"]:
                 stats = self._log(window, n_actors)
             self.save()
-        except KeyboardInterrupt:
-            self.save()  # Ctrl-C keeps everything learned so far; --resume continues from here
-            raise
         finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             if bar is not None:
                 bar.close()
             self._pending.clear()  # killing the actors below drops their tasks

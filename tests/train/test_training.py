@@ -104,3 +104,25 @@ def test_training_goes_on_when_an_actor_dies(tmp_path, ray_cluster):
     assert trainer.actor_restarts >= 1
     assert stats["games"] >= 384
     assert load_checkpoint(tmp_path / "actor")[1]["trainer"]["actor_restarts"] >= 1
+
+
+def test_ctrl_c_saves_a_checkpoint_and_stops_cleanly(tmp_path, ray_cluster):
+    run = tmp_path / "interrupted"
+    proc = subprocess.Popen(
+        _nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet",
+               "--address", ray_cluster, "--set", "total_games=100000", "--set", "eval_every_games=0"),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=ROOT)
+    try:
+        deadline = time.time() + 300
+        while not (run / "checkpoint.pt").exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+        assert (run / "checkpoint.pt").exists(), "no checkpoint within the time limit"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out[-2000:]
+    assert "checkpoint saved" in out and f"--resume {run}" in out
+    games = load_checkpoint(run)[1]["training"]["games"]
+    assert 0 < games < 100_000
