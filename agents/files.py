@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["write_atomic"]
+__all__ = ["write_atomic", "file_sha256"]
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
@@ -35,3 +36,12 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
             os.unlink(tmp)
         raise
     return path
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file (provenance of exports, integrity of policy folders)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

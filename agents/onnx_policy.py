@@ -13,7 +13,6 @@ with an exported policy (``nardy hint --policy DIR``, ``nardy eval DIR ...``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ import numpy as np
 from nardy_env import Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 
+from .files import file_sha256
 from .search import SearchPlayer
 
 __all__ = [
@@ -95,14 +95,6 @@ def _folder(path: str | Path) -> Path:
                           f"{'is' if len(missing) == 1 else 'are'} missing "
                           f"(an export writes {ONNX_FILE} and {JSON_FILE} together)")
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_shape(where: str, got: Any, want: list[Any]) -> None:
@@ -249,7 +241,7 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
     info = read_policy_json(folder)
     onnx_path = folder / ONNX_FILE
     recorded = info.get("onnx", {}).get("sha256") if isinstance(info.get("onnx"), dict) else None
-    if recorded is not None and recorded != _sha256(onnx_path):
+    if recorded is not None and recorded != file_sha256(onnx_path):
         raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: its SHA-256 differs from the "
                           "one recorded at export (the two files come from different exports)")
     evaluator = OnnxEvaluator(onnx_path, threads=threads)

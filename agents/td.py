@@ -9,7 +9,6 @@ a file and a killed writer leaves the previous checkpoint intact.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
 from nardy_env.rules import DEFAULT_RULES
 
-from .files import write_atomic
+from .files import file_sha256, write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer
 
@@ -83,15 +82,6 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     network.load_state_dict(payload["state_dict"])
     payload["path"] = str(path)
     return network, payload
-
-
-def file_sha256(path: str | Path) -> str:
-    """Hex SHA-256 of a file (provenance of exports)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:

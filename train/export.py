@@ -102,7 +102,7 @@ def _json_safe(value: Any) -> Any:
 
 def _provenance(payload: dict[str, Any], path: Path) -> dict[str, Any]:
     """policy.json's ``training``: games played, the run's config, the source checkpoint."""
-    from agents.td import file_sha256
+    from agents.files import file_sha256
 
     raw_training = payload.get("training")
     training: dict[str, Any] = raw_training if isinstance(raw_training, dict) else {}
