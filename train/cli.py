@@ -46,25 +46,37 @@ def _jsonl(answer) -> int:
     return 1 if failed else 0
 
 
-def _cmd_moves(args: argparse.Namespace) -> int:
+def _for_people(args: argparse.Namespace, command: str, compute):
+    """Check a position and two dice given on the command line, print the board, return ``compute()``.
+
+    Returns None after printing what is wrong.
+    """
     from nardy_env import NPNError
     from nardy_env.render import npn_board_text
+
+    if args.position is None or len(args.dice) != 2:
+        print(f'nardy {command}: give a position and two dice, e.g. nardy {command} "<NPN>" 6 5, '
+              "or use --jsonl", file=sys.stderr)
+        return None
+    try:
+        result = compute()
+        board = npn_board_text(args.position, args.dice)
+    except (ValueError, NPNError) as exc:
+        print(f"nardy {command}: {exc}", file=sys.stderr)
+        return None
+    print(board)
+    return result
+
+
+def _cmd_moves(args: argparse.Namespace) -> int:
     from train.moves import format_move_sequence, legal_plays, moves_record
 
     rules = _rules(args.rules)
     if args.jsonl:
         return _jsonl(lambda line: moves_record(line, rules))
-    if args.position is None or len(args.dice) != 2:
-        print('nardy moves: give a position and two dice, e.g. nardy moves "<NPN>" 6 5, or use --jsonl',
-              file=sys.stderr)
+    plays = _for_people(args, "moves", lambda: legal_plays(args.position, args.dice, rules))
+    if plays is None:
         return 2
-    try:
-        plays = legal_plays(args.position, args.dice, rules)
-        board = npn_board_text(args.position, args.dice)
-    except (ValueError, NPNError) as exc:
-        print(f"nardy moves: {exc}", file=sys.stderr)
-        return 2
-    print(board)
     print()
     if len(plays) == 1 and not plays[0]["moves"]:
         print("No legal move: the turn passes.")
@@ -203,8 +215,6 @@ def _hint_player(args: argparse.Namespace, rules):
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
-    from nardy_env import NPNError
-    from nardy_env.render import npn_board_text
     from train.hint import rank_plays
     from train.moves import format_move_sequence, moves_record
 
@@ -217,17 +227,9 @@ def _cmd_hint(args: argparse.Namespace) -> int:
             return out
 
         return _jsonl(answer)
-    if args.position is None or len(args.dice) != 2:
-        print('nardy hint: give a position and two dice, e.g. nardy hint "<NPN>" 6 5, or use --jsonl',
-              file=sys.stderr)
+    ranked = _for_people(args, "hint", lambda: rank_plays(player, args.position, args.dice, rules))
+    if ranked is None:
         return 2
-    try:
-        ranked = rank_plays(player, args.position, args.dice, rules)
-        board = npn_board_text(args.position, args.dice)
-    except (ValueError, NPNError) as exc:
-        print(f"nardy hint: {exc}", file=sys.stderr)
-        return 2
-    print(board)
     print()
     print(f"{player.name}'s ranking of {len(ranked)} legal plays:")
     has_outcomes = "outcomes" in ranked[0]
