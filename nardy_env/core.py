@@ -197,6 +197,16 @@ def validate_states(states: np.ndarray) -> np.ndarray:
     return arr.astype(np.int8, copy=False)
 
 
+def _check_not_over(states: np.ndarray) -> None:
+    """Raise StateError for a finished game: bearing off the last checker ends it at once."""
+    over = (states[:, OFF_MOVER] == NUM_CHECKERS) | (states[:, OFF_OPPONENT] == NUM_CHECKERS)
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        who = "mover" if states[i, OFF_MOVER] == NUM_CHECKERS else "opponent"
+        raise StateError(f"state {i}: the game is over (the {who} has borne off all "
+                         f"{NUM_CHECKERS}), so it has no moves")
+
+
 # ---------------------------------------------------------------------------
 # Compiled move generation.
 #
@@ -656,10 +666,12 @@ def legal_afterstates(
 
     ``validate=False`` skips the input checks (for callers that pass only states
     this module produced). ``threads``: how many threads share a large batch
-    (default: the CPUs this process may use).
+    (default: the CPUs this process may use). A finished game (a side has
+    borne off all 15) is rejected with StateError: it has no moves.
     """
     if validate:
         states = validate_states(states)
+        _check_not_over(states)
         dice = _check_dice(dice, states.shape[0])
     else:
         states = np.ascontiguousarray(states, dtype=np.int8)
@@ -707,6 +719,7 @@ def legal_continuations(
     dice it plays, so a caller can require the number its whole turn needs.
     """
     states = validate_states(states)
+    _check_not_over(states)
     batch = states.shape[0]
     dice = _check_dice(dice, batch)
     dice_left = np.broadcast_to(np.asarray(dice_left, dtype=np.int64), (batch,)).copy()

@@ -50,14 +50,15 @@ class Rules:
             raise RulesError(f"opening must be one of {_OPENINGS}, got {self.opening!r}")
         if self.block_rule not in _BLOCK_RULES:
             raise RulesError(f"block_rule must be one of {_BLOCK_RULES}, got {self.block_rule!r}")
-        try:
-            faces = tuple(sorted({int(f) for f in self.head_exception}))
-        except (TypeError, ValueError):
-            raise RulesError(
-                f"head_exception must be a list of die faces 1..6, got {self.head_exception!r}"
-            ) from None
+        raw = self.head_exception
+        if isinstance(raw, (str, bytes)) or not isinstance(raw, (tuple, list, set, frozenset, np.ndarray)):
+            raise RulesError(f"head_exception must be a list of die faces 1..6, got {raw!r}")
+        items = list(raw)
+        if any(isinstance(f, (bool, np.bool_)) or not isinstance(f, (int, np.integer)) for f in items):
+            raise RulesError(f"head_exception must be a list of die faces 1..6 (integers), got {items!r}")
+        faces = tuple(sorted({int(f) for f in items}))
         if any(f < 1 or f > 6 for f in faces):
-            raise RulesError(f"head_exception faces must be 1..6, got {list(self.head_exception)}")
+            raise RulesError(f"head_exception faces must be 1..6, got {items!r}")
         object.__setattr__(self, "head_exception", faces)
         mask = np.zeros(7, dtype=np.bool_)
         mask[list(faces)] = True
@@ -88,8 +89,10 @@ class Rules:
         unknown = sorted(set(data) - known)
         if unknown:
             raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known)}")
+        if not isinstance(data, dict):
+            raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
         kwargs = dict(data)
-        if "head_exception" in kwargs:
+        if isinstance(kwargs.get("head_exception"), list):
             kwargs["head_exception"] = tuple(kwargs["head_exception"])
         return cls(**kwargs)
 

@@ -34,13 +34,17 @@ def _jsonl(answer) -> int:
 
     failed = 0
     for line in sys.stdin:
-        if not line.strip():
-            continue
         try:
+            if not line.strip():
+                # Answered, not skipped: a caller waiting line by line must never hang.
+                raise ValueError("empty line: expected a JSON object with 'position' and 'dice'")
             out = answer(line)
         except (ValueError, NPNError) as exc:
             failed += 1
             out = {"error": str(exc)}
+        except RecursionError:
+            failed += 1
+            out = {"error": "not a JSON object: nested too deeply"}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
     return 1 if failed else 0
@@ -81,7 +85,7 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     if len(plays) == 1 and not plays[0]["moves"]:
         print("No legal move: the turn passes.")
     else:
-        print(f"{len(plays)} legal plays:")
+        print(f"{len(plays)} legal play{'' if len(plays) == 1 else 's'}:")
         width = len(str(len(plays)))
         for n, play in enumerate(plays, 1):
             print(f" {n:>{width}}. {format_move_sequence(play['moves']):<28} -> {play['result']}")
@@ -91,8 +95,19 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from train.bench import bench_core, bench_env, bench_search
 
+    problems = []
     if args.games < 1:
-        print("nardy bench: --games must be at least 1", file=sys.stderr)
+        problems.append("--games must be at least 1")
+    if args.threads is not None and args.threads < 1:
+        problems.append("--threads must be at least 1")
+    if args.threads is not None and (args.env or args.search):
+        problems.append("--threads applies to the rules core benchmark only (the vector env uses every CPU "
+                        "this process may use; limit it with taskset)")
+    if args.num_envs < 1:
+        problems.append("--num-envs must be at least 1")
+    if problems:
+        for problem in problems:
+            print(f"nardy bench: {problem}", file=sys.stderr)
         return 2
     if args.search:
         _load_players_or_exit([args.search], _rules(args.rules))
@@ -108,7 +123,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 print(f"| {r['ply']} | {r['positions_per_decision']:,.1f} | {r['ms_per_decision']:,.1f} |")
         return 0
     if args.env:
-        result = bench_env(args.games, num_envs=args.num_envs, action_mode=args.action_mode, seed=args.seed)
+        result = bench_env(args.games, num_envs=args.num_envs, action_mode=args.action_mode, seed=args.seed,
+                           rules=_rules(args.rules))
         if args.json:
             print(json.dumps(result))
         else:
@@ -231,7 +247,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     if ranked is None:
         return 2
     print()
-    print(f"{player.name}'s ranking of {len(ranked)} legal plays:")
+    print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
     header = f"  {'#':>3}  {label:>7}  " + ("  win   mars  lose  mars  ply  " if has_outcomes else "") + "play"

@@ -9,11 +9,11 @@ from typing import Any
 import numpy as np
 
 from agents.search import SearchPlayer
-from nardy_env import Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+from nardy_env import Rules, flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.players import Player
 from nardy_env.rules import DEFAULT_RULES
-from train.moves import parse_dice
+from train.moves import parse_dice, parse_live_npn
 
 __all__ = ["default_player_spec", "rank_plays"]
 
@@ -39,7 +39,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     filter show their 0-ply equity).
     """
     d1, d2 = parse_dice(list(dice) if not isinstance(dice, list) else dice)
-    state, side = parse_npn(npn)
+    state, side = parse_live_npn(npn)
     found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     entries = []
     outcomes: np.ndarray | None = None

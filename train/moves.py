@@ -8,10 +8,21 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
+from nardy_env import (
+    NUM_CHECKERS,
+    OFF_MOVER,
+    OFF_OPPONENT,
+    Color,
+    Rules,
+    flip,
+    format_npn,
+    legal_afterstates,
+    parse_npn,
+    to_common_point,
+)
 from nardy_env.rules import DEFAULT_RULES
 
-__all__ = ["Play", "legal_plays", "moves_record", "parse_dice", "format_move_sequence"]
+__all__ = ["Play", "legal_plays", "parse_live_npn", "moves_record", "parse_dice", "format_move_sequence"]
 
 Play = dict[str, Any]
 
@@ -28,6 +39,16 @@ def parse_dice(dice: Any) -> tuple[int, int]:
     return out[0], out[1]
 
 
+def parse_live_npn(npn: str) -> tuple[np.ndarray, Color]:
+    """``parse_npn`` that also rejects a finished game, naming the winner."""
+    state, side = parse_npn(npn)
+    for color, off in ((side, state[OFF_MOVER]), (side.other, state[OFF_OPPONENT])):
+        if off == NUM_CHECKERS:
+            raise ValueError(f"the game is over: {color.name.lower()} has borne off all {NUM_CHECKERS} "
+                             "checkers, so there are no moves")
+    return state, side
+
+
 def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> list[Play]:
     """Every distinct legal end of turn, sorted by its NPN string.
 
@@ -35,7 +56,7 @@ def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> 
     numbers (``to = 0`` for bearing off); the result has the other side to move.
     """
     d1, d2 = parse_dice(list(dice))
-    state, side = parse_npn(npn)
+    state, side = parse_live_npn(npn)
     res = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     plays: list[Play] = []
     for k in range(res.states.shape[0]):

@@ -327,3 +327,25 @@ def test_opening_reroll_variant_may_give_a_double():
 
 def test_starting_position_is_the_same_from_either_side():
     assert (flip(initial_states(1)) == initial_states(1)).all()
+
+
+# --- Input checks of the core and the variants -------------------------------
+
+
+def test_finished_game_has_no_moves():
+    # Bearing off the last checker ends the game at once (RULES.md, "A turn" 7).
+    from nardy_env import StateError, legal_afterstates
+
+    over, _ = parse_npn("0," * 11 + "-15," + "0," * 11 + "0:15,0:b")
+    with pytest.raises(StateError, match="game is over"):
+        legal_afterstates(over[None], np.array([[6, 5]]))
+
+
+@pytest.mark.parametrize("faces", [3, None, "36", [3.7], [True], ["4"], [7], [0]])
+def test_head_exception_accepts_only_die_faces(faces):
+    from nardy_env.rules import RulesError
+
+    with pytest.raises(RulesError, match="head_exception"):
+        Rules(head_exception=faces)
+    with pytest.raises(RulesError, match="head_exception"):
+        Rules.from_dict({"head_exception": faces})

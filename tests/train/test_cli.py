@@ -68,6 +68,9 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
         json.dumps({"position": START_NPN, "dice": [6]}),
         json.dumps({"position": START_NPN.replace("-15", "-14"), "dice": [6, 5]}),
         json.dumps({"position": 5, "dice": [6, 5]}),
+        "",  # answered too, so a caller waiting line by line never hangs
+        "[" * 100_000,  # nested past Python's recursion limit
+        json.dumps({"position": START_NPN.replace(",15:0,0:w", ",0:15,0:b"), "dice": [6, 5]}),
     ]
     out = run("moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
     assert out.returncode != 0
@@ -78,6 +81,8 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
         assert set(rec) == {"error"} and rec["error"]
     assert "black" in lines[6]["error"]
     assert "dice" in lines[4]["error"]
+    assert "empty line" in lines[8]["error"]
+    assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
 
 
 def test_moves_jsonl_flushes_each_line():
@@ -162,3 +167,25 @@ def test_plot_draws_the_training_curve(tmp_path):
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert run("plot", str(tmp_path / "missing")).returncode == 2
+
+
+def test_moves_jsonl_agrees_with_the_reference_on_random_game_positions():
+    # Issue 2's "done when": the command itself, not only the core, agrees with the plain reference.
+    from nardy_env import format_npn
+    from tests.nardy_env.test_against_reference import _apply, random_game_positions
+    from tests.reference import reference_results
+
+    cases = random_game_positions(3, seed=7)
+    assert len(cases) >= 200
+    lines = [json.dumps({"position": format_npn(s, c), "dice": list(d)}) for s, c, d in cases]
+    out = run("moves", "--jsonl", stdin="\n".join(lines) + "\n")
+    assert out.returncode == 0, out.stderr
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(answers) == len(cases)
+    for (state, side, (d1, d2)), rec in zip(cases, answers, strict=True):
+        position = format_npn(state, side)
+        assert rec["position"] == position and rec["dice"] == [d1, d2]
+        assert rec["results"] == sorted(reference_results(position, d1, d2)), position
+        assert [p["result"] for p in rec["plays"]] == rec["results"]
+        for play in rec["plays"]:
+            assert _apply(position, play["moves"]) == play["result"]

@@ -53,7 +53,7 @@ def test_hint_jsonl_ranks_every_result():
 def test_hint_for_people_shows_a_ranked_table():
     out = run("hint", START_NPN, "6", "5", "--player", "race")
     assert out.returncode == 0, out.stderr
-    assert "race's ranking of 1 legal plays" in out.stdout and "24/18 18/13" in out.stdout
+    assert "race's ranking of 1 legal play:" in out.stdout and "24/18 18/13" in out.stdout
 
 
 def test_play_a_scripted_game_with_bad_input_undo_and_resign():
@@ -70,3 +70,24 @@ def test_play_a_scripted_game_with_bad_input_undo_and_resign():
 def test_play_stops_cleanly_at_end_of_input():
     out = run("play", "--against", "random", "--seed", "1", stdin="")
     assert out.returncode == 0 and "Bye." in out.stdout
+
+
+def test_bots_play_what_hint_ranks_first():
+    # Bots tie often; with colours given they break ties by FORMATS.md's order, as hint does.
+    import numpy as np
+
+    from agents.bots import HeuristicBot, RaceBot
+    from nardy_env import Color, flip, format_npn, legal_afterstates
+    from tests.nardy_env.test_against_reference import random_game_positions
+    from train.hint import rank_plays
+
+    cases = random_game_positions(2, seed=11)[:150]
+    states = np.stack([c[0] for c in cases])
+    colors = np.array([int(c[1]) for c in cases])
+    found = legal_afterstates(states, np.array([c[2] for c in cases]))
+    for bot in (RaceBot(), HeuristicBot()):
+        picks = bot.choose(states, found, np.random.default_rng(0), colors=colors)
+        for i, (state, side, dice) in enumerate(cases):
+            chosen = found.states[found.offsets[i] + picks[i]]
+            top = rank_plays(bot, format_npn(state, side), list(dice))[0]["result"]
+            assert top == format_npn(flip(chosen), Color(side).other), (bot.name, i)
