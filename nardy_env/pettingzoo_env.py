@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
@@ -32,8 +32,8 @@ from pettingzoo.utils import wrappers
 from .core import MAX_RESULTS, flip
 from .encoding import features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
-from .envs.games import GameBatch, observation_bounds, resolve_rules
-from .envs.long_nardy import _parse_start, render_rgb, render_text
+from .envs.games import GameBatch, as_action, observation_bounds, resolve_rules
+from .envs.long_nardy import render_rgb, render_text, start_presets
 from .notation import Color
 from .rules import Rules
 
@@ -130,7 +130,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        preset = {0: _parse_start(options)} if options and "position" in options else None
+        if options:
+            # PettingZoo's api_test resets with an unknown option and expects it to be
+            # accepted, so unknown keys are warned about here rather than refused.
+            unknown = sorted(set(options) - {"position", "dice"})
+            if unknown:
+                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
+            options = {k: v for k, v in options.items() if k in ("position", "dice")}
+        preset = start_presets(options, 1)
         none = np.zeros(0, dtype=np.int64)
         self.batch.advance(none, none, np.zeros(1, dtype=np.int64), preset)
         self._sync()
@@ -142,7 +149,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         b = self.batch
         rows = np.zeros(1, dtype=np.int64)
-        acts = np.array([int(action)], dtype=np.int64)
+        acts = np.array([as_action(action)], dtype=np.int64)
         b.check(rows, acts, f"{agent}")
         self._cumulative_rewards[agent] = 0
         reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))

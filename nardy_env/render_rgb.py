@@ -155,7 +155,10 @@ def board_image(
         slot = width / NUM_CHECKERS
         for k in range(NUM_CHECKERS):
             box = [inner + k * slot, y + 26, inner + (k + 1) * slot - 2, y + 44]
-            draw.rectangle(box, fill=fill if k < off else (210, 205, 195), outline=(150, 150, 150))
+            if k < off:  # a borne-off checker, outlined dark so white ones stand out too
+                draw.rectangle(box, fill=fill, outline=(70, 70, 70), width=2)
+            else:  # an empty slot: only a faint outline
+                draw.rectangle(box, outline=(185, 180, 170))
         draw.text((inner, y + 50), f"pips {pip}", fill=_TEXT, font=small)
 
     tray(top + 12, "Black", black_off, _BLACK, black_pips)

@@ -100,7 +100,8 @@ def _sample_legal(mask: np.ndarray, rng: np.random.Generator, prefix: bool) -> n
     return (cum <= pick[:, None]).sum(axis=1)
 
 
-def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: int = 0) -> dict[str, Any]:
+def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: int = 0,
+              rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
     """Random legal play through ``gymnasium.make_vec("LongNardy-v0", ...)`` (``nardy bench --env``).
 
     One native vector env of ``num_envs`` sub-envs (self-play); every step each
@@ -117,7 +118,8 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
     import nardy_env  # noqa: F401  (registers LongNardy-v0)
 
     env = gym.make_vec(
-        "LongNardy-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", action_mode=action_mode
+        "LongNardy-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", action_mode=action_mode,
+        rules=rules,
     )
     rng = np.random.default_rng(seed)
     prefix = action_mode == "turn"

@@ -9,12 +9,14 @@ from .checker import NUM_CHECKER_ACTIONS, PASS_ACTION, checker_action, checker_m
 from .games import IllegalActionError
 from .long_nardy import GameOverError, LongNardyEnv
 from .vector import LongNardyVectorEnv
+from .wrappers import AnyActionLegal
 
 __all__ = [
     "LongNardyEnv",
     "LongNardyVectorEnv",
     "IllegalActionError",
     "GameOverError",
+    "AnyActionLegal",
     "NUM_CHECKER_ACTIONS",
     "PASS_ACTION",
     "checker_action",

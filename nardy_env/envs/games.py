@@ -18,6 +18,7 @@ the start of each game. A bot opponent draws from one separate generator.
 
 from __future__ import annotations
 
+import operator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -58,6 +59,8 @@ __all__ = [
     "OBS_MODES",
     "ROLL_BLOCK",
     "IllegalActionError",
+    "as_action",
+    "as_actions",
     "GameBatch",
     "observation_bounds",
     "resolve_rules",
@@ -76,6 +79,33 @@ _THEIR_POINTS = (np.arange(NUM_POINTS) + NUM_POINTS // 2) % NUM_POINTS  # my ind
 
 class IllegalActionError(ValueError):
     """An action the action mask does not allow; the environment is left unchanged."""
+
+
+def as_action(action: Any) -> int:
+    """One action as a Python int, or IllegalActionError: integers only (no bool, float or str)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, bool | np.bool_):
+        raise IllegalActionError(f"an action must be an integer, got the bool {action!r}")
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise IllegalActionError(f"an action must be an integer, got {action!r} ({type(action).__name__})") from None
+    if not -(2**62) < a < 2**62:
+        raise IllegalActionError(f"action {a} is out of range")
+    return a
+
+
+def as_actions(actions: Any, num_envs: int) -> np.ndarray:
+    """One integer action per sub-env as int64 ``[num_envs]``, or IllegalActionError."""
+    arr = np.asarray(actions)
+    if arr.shape != (num_envs,):
+        raise IllegalActionError(f"actions must have shape ({num_envs},), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise IllegalActionError(f"actions must be integers, got dtype {arr.dtype}")
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8 and (arr >= 2**62).any():
+        raise IllegalActionError(f"action {int(arr.max())} is out of range")
+    return arr.astype(np.int64, copy=False)
 
 
 def observation_bounds(obs_mode: str) -> tuple[np.ndarray, np.ndarray]:
@@ -113,7 +143,7 @@ class _CallablePlayer:
         self._fn = fn
         self.name = getattr(fn, "__name__", "callable")
 
-    def choose(self, states, found, rng):
+    def choose(self, states, found, rng, colors=None):
         return self._fn(states, found, rng)
 
 
@@ -434,7 +464,8 @@ class GameBatch:
 
     def _opponent_turn(self, rows, reward, terminated):
         found = _afterstates(self.state[rows], self.dice[rows], self.rules)
-        picks = choose_indices(self.opponent, self.state[rows].copy(), found, self.opponent_rng)
+        picks = choose_indices(self.opponent, self.state[rows].copy(), found, self.opponent_rng,
+                               colors=self.side[rows].copy())
         return self._end_turn(rows, found.states[picks], reward, terminated, agent_moved=False)
 
     def _begin_turns(self, rows: np.ndarray, finished: np.ndarray) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import gymnasium as gym
@@ -16,7 +15,7 @@ from ..rules import Rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
 from .games import (
     GameBatch,
-    IllegalActionError,
+    as_action,
     observation_bounds,
     resolve_color,
     resolve_opponent,
@@ -74,6 +73,43 @@ def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray
             raise ValueError(f"dice must be two integers 1..6, got {options['dice']!r}")
         dice = dice.astype(np.int64)
     return state, side, dice
+
+
+_RESET_OPTIONS = ("position", "dice")
+
+
+def start_presets(options: dict[str, Any] | None, n: int) -> dict[int, tuple] | None:
+    """The games ``reset(options=...)`` asks for, by row, or None for the usual start.
+
+    ``position``: one NPN for every game, or (``n > 1``) a list of ``n``;
+    ``dice``: optional, one pair for every game or a list of ``n`` pairs.
+    Unknown keys are rejected by name rather than ignored.
+    """
+    if not options:
+        return None
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
+    unknown = sorted(set(options) - set(_RESET_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; known options are {list(_RESET_OPTIONS)}")
+    if "position" not in options:
+        raise ValueError('reset option "dice" needs a "position" to roll them in')
+    positions: Any = options["position"]
+    dice: Any = options.get("dice")
+    if not isinstance(positions, str):
+        if n == 1 or not isinstance(positions, list | tuple) or len(positions) != n:
+            expect = "an NPN string" if n == 1 else f"an NPN string or a list of {n}"
+            raise ValueError(f'reset option "position" must be {expect}, got {positions!r}')
+    per_game_dice = dice is not None and n > 1 and np.ndim(dice) == 2
+    if per_game_dice and np.shape(dice)[0] != n:
+        raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {np.shape(dice)[0]}')
+    return {
+        i: _parse_start({
+            "position": positions if isinstance(positions, str) else positions[i],
+            "dice": dice[i] if per_game_dice else dice,
+        })
+        for i in range(n)
+    }
 
 
 class LongNardyEnv(gym.Env):
@@ -220,7 +256,7 @@ class LongNardyEnv(gym.Env):
             b.set_generator(0, self.np_random)
             b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
         self._started = True
-        preset = {0: _parse_start(options)} if options and "position" in options else None
+        preset = start_presets(options, 1)
         b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), preset)
         return self._result()
 
@@ -230,10 +266,7 @@ class LongNardyEnv(gym.Env):
         b = self.batch
         if b.over[0]:
             raise GameOverError("the game is over: call reset() to start a new one")
-        try:
-            a = operator.index(np.asarray(action).item() if isinstance(action, np.ndarray) else action)
-        except TypeError:
-            raise IllegalActionError(f"an action must be an integer, got {action!r}") from None
+        a = as_action(action)
         rows = np.zeros(1, dtype=np.int64)
         acts = np.array([a], dtype=np.int64)
         b.check(rows, acts, "LongNardy-v0")

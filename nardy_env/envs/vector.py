@@ -10,19 +10,29 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..core import MAX_RESULTS
+from ..core import MAX_RESULTS, Afterstates
 from ..notation import Color
 from ..rules import Rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
     GameBatch,
-    IllegalActionError,
+    as_actions,
     observation_bounds,
     resolve_color,
     resolve_opponent,
     resolve_rules,
 )
-from .long_nardy import render_rgb, render_text
+from .long_nardy import render_rgb, render_text, start_presets
+
+
+def _read_only(found: Afterstates) -> Afterstates:
+    views = []
+    for arr in found:
+        view = arr.view()
+        view.setflags(write=False)
+        views.append(view)
+    return Afterstates(*views)
+
 
 __all__ = ["LongNardyVectorEnv"]
 
@@ -66,7 +76,21 @@ class LongNardyVectorEnv(VectorEnv):
     ``dice`` (int64 ``[num_envs, 2]``), ``action_mask`` (int8
     ``[num_envs, n_actions]``); in turn mode ``afterstates``, the core's
     ``Afterstates`` of all sub-envs (sub-env i's rows ``offsets[i]:offsets[i+1]``
-    are the afterstates its actions 0.. play).
+    are the afterstates its actions 0.. play; read-only views).
+
+    ## Starting State
+
+    Every sub-env starts from the starting position after its own opening
+    roll. ``reset(options={"position": NPN or [NPN] * num_envs, "dice": [d1, d2]
+    or one pair per sub-env})`` starts them from given positions instead (each
+    side to move moves first; without ``"dice"`` the dice are rolled); games
+    that restart later by autoreset begin from the starting position.
+
+    ## Episode End
+
+    Terminated when a side bears off its 15th checker; truncated after
+    ``max_episode_steps`` steps of a sub-env when that is set. Either way
+    sub-env i restarts on its next step (autoreset, above).
 
     ## Arguments
 
@@ -97,8 +121,9 @@ class LongNardyVectorEnv(VectorEnv):
         render_mode: str | None = None,
         max_episode_steps: int | None = None,
     ):
-        if num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+            raise ValueError(f"num_envs must be an integer of at least 1, got {num_envs!r}")
+        num_envs = int(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.num_envs = num_envs
@@ -130,7 +155,8 @@ class LongNardyVectorEnv(VectorEnv):
             "action_mask": b.action_mask(),
         }
         if self.action_mode == "turn":
-            info["afterstates"] = b.found
+            # Read-only views: the env keeps playing from these arrays.
+            info["afterstates"] = _read_only(b.found)
         return b.observations(), info
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
@@ -140,6 +166,7 @@ class LongNardyVectorEnv(VectorEnv):
             seeds = [int(s) for s in seed]
             if len(seeds) != self.num_envs:
                 raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
+        presets = start_presets(options, self.num_envs)
         super().reset(seed=seeds[0])
         b = self.batch
         if seed is not None or not self._started:
@@ -150,21 +177,13 @@ class LongNardyVectorEnv(VectorEnv):
         self._started = True
         self._autoreset[:] = False
         self._steps[:] = 0
-        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all)
+        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all, presets)
         return self._result()
 
     def step(self, actions):
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise IllegalActionError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        if actions.dtype.kind not in "iu":
-            if actions.dtype.kind == "f" and np.all(actions == np.round(actions)):
-                actions = actions.astype(np.int64)
-            else:
-                raise IllegalActionError(f"actions must be integers, got dtype {actions.dtype}")
-        actions = actions.astype(np.int64, copy=False)
+        actions = as_actions(actions, self.num_envs)
         reset_rows = np.flatnonzero(self._autoreset)
         play_rows = self._all if reset_rows.size == 0 else np.flatnonzero(~self._autoreset)
         play_actions = actions[play_rows]

@@ -14,6 +14,7 @@ from nardy_env import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, Color, Rules, flip, 
 from nardy_env.encoding import NUM_FEATURES, RAW_SIZE, features, raw_positions
 from nardy_env.envs import (
     PASS_ACTION,
+    AnyActionLegal,
     GameOverError,
     IllegalActionError,
     LongNardyEnv,
@@ -24,25 +25,6 @@ from tests.helpers import npn
 
 MODES = [("turn", "raw"), ("turn", "features"), ("checker", "raw"), ("checker", "features")]
 BLOCKED = npn({24: 15}, {23: 3, 22: 3, 21: 3, 20: 3, 19: 3})  # white to move; 1s and 2s are blocked
-
-
-class LegalActions(gym.Wrapper, gym.utils.RecordConstructorArgs):
-    """Maps any action k to the (k mod n)-th legal one: check_env samples actions without the mask."""
-
-    def __init__(self, env):
-        gym.utils.RecordConstructorArgs.__init__(self)
-        gym.Wrapper.__init__(self, env)
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self._mask = info["action_mask"]
-        return obs, info
-
-    def step(self, action):
-        legal = np.flatnonzero(self._mask)
-        obs, reward, terminated, truncated, info = self.env.step(int(legal[int(action) % legal.size]))
-        self._mask = info["action_mask"]
-        return obs, reward, terminated, truncated, info
 
 
 def random_action(info, rng) -> int:
@@ -60,7 +42,7 @@ def test_registered_with_both_entry_points():
 
 @pytest.mark.parametrize("action_mode,obs_mode", MODES)
 def test_check_env(action_mode, obs_mode):
-    env = LegalActions(gym.make("LongNardy-v0", action_mode=action_mode, obs_mode=obs_mode))
+    env = AnyActionLegal(gym.make("LongNardy-v0", action_mode=action_mode, obs_mode=obs_mode))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")
         check_env(env)
@@ -68,7 +50,7 @@ def test_check_env(action_mode, obs_mode):
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_check_env_with_an_opponent(action_mode):
-    env = LegalActions(gym.make("LongNardy-v0", opponent="random", action_mode=action_mode))
+    env = AnyActionLegal(gym.make("LongNardy-v0", opponent="random", action_mode=action_mode))
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*different from the unwrapped.*")
         check_env(env)
@@ -187,7 +169,8 @@ def test_illegal_action_raises_and_changes_nothing(action_mode):
         return env, *env.reset(seed=3)
 
     env, obs, info = fresh()
-    illegal = [int(np.flatnonzero(info["action_mask"] == 0)[0]), -1, env.action_space.n, 2.5]
+    illegal = [int(np.flatnonzero(info["action_mask"] == 0)[0]), -1, env.action_space.n, 2.5, 0.0,
+               True, "0", None, 2**70]
     for a in illegal:
         with pytest.raises(IllegalActionError):
             env.step(a)
@@ -291,3 +274,27 @@ def test_render_modes():
     img = env.render()
     assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
     assert len(np.unique(img.reshape(-1, 3), axis=0)) > 8  # a picture, not a blank
+
+
+def test_unknown_reset_options_are_rejected_by_name():
+    env = LongNardyEnv()
+    with pytest.raises(ValueError, match="posn"):
+        env.reset(seed=0, options={"posn": BLOCKED})
+    with pytest.raises(ValueError, match="position"):
+        env.reset(seed=0, options={"dice": [2, 1]})
+    with pytest.raises(ValueError, match="already over"):
+        env.reset(seed=0, options={"position": "0," * 11 + "-15," + "0," * 11 + "0:15,0:b"})
+
+
+def test_any_action_legal_wrapper_maps_every_action_to_a_legal_one():
+    env = AnyActionLegal(LongNardyEnv(opponent="random"))
+    obs, info = env.reset(seed=5)
+    legal = np.flatnonzero(info["action_mask"])
+    ref = LongNardyEnv(opponent="random")
+    ref.reset(seed=5)
+    k = legal.size + 1  # wraps around to the second legal action
+    got = env.step(k)
+    expected = ref.step(int(legal[k % legal.size]))
+    assert (got[0] == expected[0]).all() and got[1:4] == expected[1:4]
+    with pytest.raises(IllegalActionError):
+        env.step(0.5)

@@ -167,3 +167,38 @@ def test_render_all_sub_envs():
     env.reset(seed=0)
     frames = env.render()
     assert len(frames) == 2 and all("to move" in f for f in frames)
+
+
+def test_vector_env_rejects_non_integer_actions_and_counts():
+    envs = make_vec(2)
+    envs.reset(seed=0)
+    for bad in (np.zeros(2), np.array([True, False]), np.array(["0", "0"]), np.zeros(3, dtype=np.int64)):
+        with pytest.raises(IllegalActionError):
+            envs.step(bad)
+    for bad_count in (0, "4", 1.5, True):
+        with pytest.raises(ValueError, match="num_envs"):
+            LongNardyVectorEnv(num_envs=bad_count)
+
+
+def test_afterstates_in_info_are_read_only():
+    envs = make_vec(2)
+    _, info = envs.reset(seed=0)
+    with pytest.raises(ValueError, match="read-only"):
+        info["afterstates"].states[:] = 0
+    envs.step(np.zeros(2, dtype=np.int64))  # the games go on from untouched positions
+    assert (np.abs(envs.unwrapped.batch.state[:, :24]).sum(axis=1) > 0).all()
+
+
+def test_reset_options_start_sub_envs_from_given_positions():
+    start = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:b"
+    other = start[:-1] + "w"
+    envs = make_vec(3)
+    _, info = envs.reset(seed=0, options={"position": [start, other, start], "dice": [[1, 2], [3, 3], [6, 5]]})
+    assert info["player"].tolist() == [1, 0, 1]
+    assert info["dice"].tolist() == [[1, 2], [3, 3], [6, 5]]
+    _, info = envs.reset(seed=0, options={"position": other, "dice": [4, 4]})
+    assert info["player"].tolist() == [0, 0, 0] and info["dice"].tolist() == [[4, 4]] * 3
+    for bad, words in (({"posn": start}, "posn"), ({"position": [start]}, "list of 3"),
+                       ({"position": start, "dice": [[1, 2]]}, "3 pairs")):
+        with pytest.raises(ValueError, match=words):
+            envs.reset(options=bad)

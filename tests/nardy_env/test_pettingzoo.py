@@ -51,3 +51,13 @@ def test_blocked_player_passes():
     assert np.flatnonzero(game.observe("white")["action_mask"]).tolist() == [PASS_ACTION]
     game.step(PASS_ACTION)
     assert game.agent_selection == "black"
+
+
+def test_non_integer_actions_are_rejected_not_truncated():
+    from nardy_env.envs import IllegalActionError
+
+    aec = raw_env()
+    aec.reset(seed=0)
+    for bad in (0.7, "0", np.float64(0.9), True):
+        with pytest.raises(IllegalActionError):
+            aec.step(bad)
