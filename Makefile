@@ -30,7 +30,7 @@ train: $(STAMP)
 	$(VENV)/bin/nardy train --config configs/quick.yaml
 
 test: $(TEST_STAMP)
-	$(VENV)/bin/ruff check nardy_env agents train tests examples
+	$(VENV)/bin/ruff check nardy_env agents train tests examples tools
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest -q tests
 

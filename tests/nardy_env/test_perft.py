@@ -51,3 +51,21 @@ def test_core_result_count_matches_the_table(row):
     rules = _rules(row.get("rules") or "")
     found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     assert int(found.counts()[0]) == int(row["results"]), row["why"]
+
+
+def test_max_results_is_the_bound_the_tool_proves():
+    import importlib.util
+
+    from nardy_env import MAX_RESULTS
+
+    path = Path(__file__).resolve().parents[2] / "tools" / "max_results_bound.py"
+    spec = importlib.util.spec_from_file_location("max_results_bound", path)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    doubles = tool.double_bound()
+    assert [doubles[k][0] for k in range(1, 5)] == [15, 120, 680, 3060]
+    assert doubles[4][1] == [1] * 15  # reached with 15 checkers on 15 points
+    assert MAX_RESULTS == max(doubles[4][0], tool.non_double_bound())
+    largest = max(int(row["results"]) for row in PERFT)
+    assert largest <= MAX_RESULTS
