@@ -1,8 +1,10 @@
 """Baseline bots: hand-written evaluations of afterstates, from weak to strong.
 
 Each bot scores every candidate afterstate from the mover's view and plays the
-best (ties go to the earliest in the core's order). They are deterministic:
-the same position and roll always get the same play.
+best (exact ties go to the earliest result in FORMATS.md's sorted order when
+the caller passes the movers' colours, else to the earliest in the core's
+order). They are deterministic: the same position and roll always get the
+same play.
 
 - ``random`` (built into ``nardy_env.players``): uniform over the afterstates.
 - ``race``: a pure racer. It values progress (fewer pips), checkers borne off,
@@ -21,6 +23,7 @@ import numpy as np
 from nardy_env import Afterstates
 from nardy_env.core import NUM_CHECKERS, NUM_POINTS
 from nardy_env.encoding import raw_positions
+from nardy_env.notation import results_rank
 
 from .common import segment_argmax
 
@@ -118,8 +121,10 @@ class _ValueBot:
     def values(raw: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
-        return segment_argmax(self.values(raw_positions(found.states)), found.offsets)
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None) -> np.ndarray:
+        ties = None if colors is None else results_rank(found.states, colors, found.offsets)
+        return segment_argmax(self.values(raw_positions(found.states)), found.offsets, ties)
 
     def equities(self, found: Afterstates) -> np.ndarray:
         """The bot's own scores of every afterstate (not game points)."""

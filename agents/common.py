@@ -12,9 +12,19 @@ def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.maximum.reduceat(values, offsets[:-1])
 
 
-def segment_argmax(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Index within each segment of its largest value; ties go to the earliest."""
+def segment_argmax(values: np.ndarray, offsets: np.ndarray, tie_rank: np.ndarray | None = None) -> np.ndarray:
+    """Index within each segment of its largest value.
+
+    Exact ties go to the smallest ``tie_rank`` (per element; players pass
+    ``nardy_env.notation.results_rank``, FORMATS.md's order), or without one to
+    the earliest element.
+    """
     values = np.asarray(values, dtype=np.float64)
+    if tie_rank is not None:
+        counts = np.diff(offsets)
+        segment = np.repeat(np.arange(counts.shape[0]), counts)
+        order = np.lexsort((np.asarray(tie_rank), -values, segment))
+        return order[offsets[:-1]] - offsets[:-1]
     counts = np.diff(offsets)
     best = np.repeat(segment_max(values, offsets), counts)
     seg = np.repeat(np.arange(counts.shape[0]), counts)

@@ -23,6 +23,7 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.encoding import raw_positions
+from nardy_env.notation import results_rank
 from nardy_env.rules import DEFAULT_RULES
 
 from .common import segment_argmax, segment_max
@@ -38,7 +39,12 @@ EQUITY = np.array([1.0, 2.0, -1.0, -2.0])
 
 
 class Evaluator(Protocol):
-    """Outcome probabilities of raw positions (FORMATS.md layout)."""
+    """Outcome probabilities of raw positions (FORMATS.md layout).
+
+    An evaluator may also have ``equity(raw) -> float32 [N]`` (the torch network
+    and exported policies do); 0-ply values then come from it, exactly as a
+    frontend reads the exported graph's ``equity`` output.
+    """
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N, 50]`` -> float ``[N, 4]`` probabilities summing to 1."""
@@ -74,9 +80,15 @@ class SearchPlayer:
         live = np.flatnonzero(~over)
         for start in range(0, live.size, self.batch):
             rows = live[start:start + self.batch]
-            outcomes = np.asarray(self.evaluator.outcomes(raw_positions(states[rows])), dtype=np.float64)
+            raw = raw_positions(states[rows])
             self.evaluations += rows.size
-            value[rows] = outcomes @ EQUITY
+            # The equity as the exported graph computes it, in float32, so that exact
+            # ties (saturated outputs) fall as they do for a frontend (FORMATS.md).
+            if hasattr(self.evaluator, "equity"):
+                equity = np.asarray(self.evaluator.equity(raw), dtype=np.float32)
+            else:
+                equity = np.asarray(self.evaluator.outcomes(raw), dtype=np.float32) @ EQUITY.astype(np.float32)
+            value[rows] = equity
         return value
 
     def equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
@@ -125,5 +137,7 @@ class SearchPlayer:
         """This player's value of every afterstate (unsearched ones rank below searched)."""
         return self._ranked_values(found, self.ply)
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
-        return segment_argmax(self.evaluate(found), found.offsets)
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None) -> np.ndarray:
+        ties = None if colors is None else results_rank(found.states, colors, found.offsets)
+        return segment_argmax(self.evaluate(found), found.offsets, ties)

@@ -43,6 +43,12 @@ class TorchEvaluator:
         with torch.inference_mode():
             return self.network(torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))).numpy()
 
+    def equity(self, raw: np.ndarray) -> np.ndarray:
+        """float32 ``[N]`` equities, computed as the exported graph computes them."""
+        with torch.inference_mode():
+            x = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))
+            return self.network.equity(self.network(x)).numpy()
+
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT_RULES,
                     **extra: Any) -> Path:

@@ -10,12 +10,15 @@ converts between the two.
 from __future__ import annotations
 
 import enum
+import re
 
 import numpy as np
 
 from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE
 
 __all__ = [
+    "npn_sort_keys",
+    "results_rank",
     "Color",
     "NPNError",
     "START_NPN",
@@ -75,11 +78,15 @@ def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarra
     return int(common) if common.ndim == 0 else common
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def _parse_int(text: str, field: str) -> int:
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise NPNError(field, f"{text.strip()!r} is not an integer") from None
+    # Only what every language reads as an integer: an optional minus and ASCII digits.
+    text = text.strip()
+    if not _INTEGER.fullmatch(text):
+        raise NPNError(field, f"{text!r} is not an integer")
+    return int(text)
 
 
 def parse_npn(text: str) -> tuple[np.ndarray, Color]:
@@ -130,3 +137,56 @@ def format_npn(state: np.ndarray, side: Color) -> str:
     opp_off = int(state[OFF_OPPONENT])
     white_off, black_off = (mover_off, opp_off) if side == Color.WHITE else (opp_off, mover_off)
     return f"{','.join(str(int(v)) for v in common)}:{white_off},{black_off}:{side.letter}"
+
+
+def _token_ranks(separator: str) -> np.ndarray:
+    """Rank of ``str(t) + separator`` among t = -15..15 as strings (index t + 15)."""
+    tokens = [f"{t}{separator}" for t in range(-NUM_CHECKERS, NUM_CHECKERS + 1)]
+    rank = np.empty(len(tokens), dtype=np.int64)
+    rank[sorted(range(len(tokens)), key=tokens.__getitem__)] = np.arange(len(tokens))
+    return rank
+
+
+# Comparing two NPN strings comes down to the first field that differs, and within
+# it to the text of the number followed by its separator ("1," < "10"; "10" < "1:").
+_BEFORE_COMMA = _token_ranks(",")
+_BEFORE_COLON = _token_ranks(":")
+_FIELD_RANKS = np.stack([_BEFORE_COMMA] * (NUM_POINTS - 1) + [_BEFORE_COLON, _BEFORE_COMMA, _BEFORE_COLON])
+
+
+def npn_sort_keys(states: np.ndarray, movers: np.ndarray) -> np.ndarray:
+    """int64 ``[M, 26]`` keys that order afterstates as their NPN strings sort.
+
+    ``states``: mover's-view rows; ``movers``: the Color of each row's mover.
+    Rows compared lexicographically by these keys sort exactly as the strings
+    ``format_npn(flip(state), mover.other)`` do, which is the order of the
+    ``results`` list of FORMATS.md (all results of a turn share the side letter).
+    """
+    states = np.asarray(states)
+    movers = np.asarray(movers, dtype=np.int64)
+    sign = np.where(movers == Color.WHITE, 1, -1)[:, None]
+    common = sign * np.take_along_axis(states[:, :NUM_POINTS].astype(np.int64), _INDEX[movers], axis=1)
+    white = (movers == Color.WHITE)[:, None]
+    offs = states[:, [OFF_MOVER, OFF_OPPONENT]].astype(np.int64)
+    offs = np.where(white, offs, offs[:, ::-1])
+    fields = np.concatenate([common, offs], axis=1) + NUM_CHECKERS
+    return _FIELD_RANKS[np.arange(fields.shape[1])[None, :], fields]
+
+
+def results_rank(states: np.ndarray, movers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Index of each afterstate in its position's ``results`` list as FORMATS.md sorts it.
+
+    ``states``, ``offsets``: flat afterstates as the rules core returns them
+    (``Afterstates.states``, ``.offsets``); ``movers``: the Color of each
+    position's side to move. Players use it to break exact ties as FORMATS.md
+    says: the earliest result in the sorted list.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    counts = np.diff(offsets)
+    rows_mover = np.repeat(np.asarray(movers, dtype=np.int64), counts)
+    keys = npn_sort_keys(states, rows_mover)
+    segment = np.repeat(np.arange(counts.size), counts)
+    order = np.lexsort((*keys.T[::-1], segment))
+    rank = np.empty(order.size, dtype=np.int64)
+    rank[order] = np.arange(order.size) - np.repeat(offsets[:-1], counts)
+    return rank

@@ -16,6 +16,7 @@ imports from the layers above it.
 
 from __future__ import annotations
 
+import inspect
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
@@ -33,13 +34,19 @@ class Player(Protocol):
 
     name: str
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None) -> np.ndarray:
         """Pick one afterstate per position.
 
         ``states``: int8 ``[B, 26]`` positions from the mover's view; ``found``:
-        their afterstates (``legal_afterstates``). Returns int64 ``[B]``: for
+        their afterstates (``legal_afterstates``); ``colors``: when the caller
+        knows them, the side to move of each position (``Color`` values), which
+        players that score afterstates use to break exact ties as FORMATS.md
+        says (the earliest result in the sorted ``results`` list; without
+        colours, the earliest in the core's order). Returns int64 ``[B]``: for
         each position, the index of the chosen afterstate within that position's
-        results (0 .. count - 1).
+        results (0 .. count - 1). ``colors`` is optional for players:
+        ``choose_indices`` passes it only to a ``choose`` that accepts it.
         """
         ...
 
@@ -53,15 +60,32 @@ class RandomPlayer:
 
     name = "random"
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator) -> np.ndarray:
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None) -> np.ndarray:
         counts = found.counts()
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
+def _takes_colors(player: Player) -> bool:
+    try:
+        params = inspect.signature(player.choose).parameters
+    except (TypeError, ValueError):
+        return False
+    return "colors" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
-                   rng: np.random.Generator) -> np.ndarray:
-    """Call ``player.choose`` and check its answer; returns absolute rows into ``found``."""
-    picks = np.asarray(player.choose(states, found, rng), dtype=np.int64)
+                   rng: np.random.Generator, colors: np.ndarray | None = None) -> np.ndarray:
+    """Call ``player.choose`` and check its answer; returns absolute rows into ``found``.
+
+    ``colors`` (the side to move of each position) is passed on to players
+    whose ``choose`` accepts it, so that their ties follow FORMATS.md.
+    """
+    if colors is not None and _takes_colors(player):
+        picks = player.choose(states, found, rng, colors=np.asarray(colors))
+    else:
+        picks = player.choose(states, found, rng)
+    picks = np.asarray(picks, dtype=np.int64)
     counts = found.counts()
     if picks.shape != counts.shape:
         raise ValueError(f"player {getattr(player, 'name', player)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "

@@ -89,7 +89,9 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
             idx = np.flatnonzero(mask)
             if idx.size:
                 sub = subset(found, idx)
-                picks[idx] = found.offsets[idx] + (choose_indices(player, states[active[idx]], sub, rng)
+                games_now = active[idx]
+                colors = np.where(a_to_move[games_now] == a_is_white[games_now], 0, 1)  # Color values
+                picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors)
                                                    - sub.offsets[:-1])
         after = found.states[picks]
         over = after[:, OFF_MOVER] == NUM_CHECKERS

@@ -22,7 +22,7 @@ import numpy as np
 from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, roll_dice
-from nardy_env.players import Player
+from nardy_env.players import Player, choose_indices
 from nardy_env.render import board_text
 from nardy_env.rules import DEFAULT_RULES
 from train.moves import format_move_sequence, legal_plays
@@ -177,7 +177,7 @@ class _Session:
                     return {"you": 0, "opponent": points}
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
-                k = int(self.opponent.choose(state[None], found, self.rng)[0])
+                k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]))[0])
                 after = found.states[k]
                 n = int(found.num_moves[k])
                 from nardy_env import to_common_point

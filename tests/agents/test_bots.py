@@ -80,3 +80,10 @@ def test_bots_pick_their_best_valued_afterstate():
         v = values(raw_positions(found.states))
         assert v[pick] == v.max()
         assert pick == int(np.argmax(v))  # the earliest of equal values
+
+
+def test_segment_argmax_breaks_ties_by_the_given_rank():
+    values = np.array([1.0, 3.0, 3.0, 0.0, -1.0, -1.0])
+    rank = np.array([0, 2, 1, 0, 1, 0])
+    assert segment_argmax(values, np.array([0, 3, 4, 6]), rank).tolist() == [2, 0, 1]
+

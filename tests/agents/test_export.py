@@ -31,6 +31,7 @@ from agents.onnx_policy import (
     onnx_player,
     read_policy_json,
 )
+from agents.search import SearchPlayer
 from agents.td import TorchEvaluator, file_sha256, save_checkpoint, td_player
 from nardy_env import DEFAULT_RULES, START_NPN, Color, flip, format_npn, legal_afterstates, parse_npn
 from nardy_env.core import OFF_MOVER, OFF_OPPONENT
@@ -209,21 +210,46 @@ def test_frontend_contract_picks_what_the_player_picks(exported):
     dice = np.random.default_rng(6).integers(1, 7, size=(states.shape[0], 2))
     dice[-1] = (6, 1)
     found = legal_afterstates(states, dice)
-    picks = player.choose(states, found, np.random.default_rng(0))
+    picks = player.choose(states, found, np.random.default_rng(0), colors=np.zeros(states.shape[0], dtype=np.int64))
     for i in range(states.shape[0]):
         results = [format_npn(flip(s), Color.BLACK) for s in found.states[found.offsets[i]:found.offsets[i + 1]]]
         assert frontend.best_result(session, sorted(results)) == results[picks[i]]
     assert found.states[found.offsets[-2] + picks[-1], OFF_MOVER] == 15
 
 
+def test_exact_ties_go_to_the_earliest_sorted_result_for_both_colours():
+    """FORMATS.md: equal equities go to the earliest result of the sorted list, also for black."""
+    import onnxruntime as ort
+
+    frontend = _load_frontend()
+    # Zero weights: every position gets the same outcomes, so every live result ties.
+    model = _toy_model(weights=np.zeros((50, 4)))
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    player = SearchPlayer(OnnxEvaluator(model))
+    states = _positions_to_move(300, seed=17)[:150]
+    dice = np.random.default_rng(8).integers(1, 7, size=(states.shape[0], 2))
+    found = legal_afterstates(states, dice)
+    colors = np.arange(states.shape[0]) % 2
+    picks = player.choose(states, found, np.random.default_rng(0), colors=colors)
+    tied = 0
+    for i in range(states.shape[0]):
+        mover = Color(int(colors[i]))
+        rows = found.states[found.offsets[i]:found.offsets[i + 1]]
+        results = [format_npn(flip(s), mover.other) for s in rows]
+        assert frontend.best_result(session, sorted(results)) == results[picks[i]]
+        tied += len(results) > 1 and results[picks[i]] != results[0]
+    assert tied > 10  # the NPN order really differs from the core's order here
+
+
 # --- loader errors --------------------------------------------------------------------------
 
 
 def _toy_model(input_name="positions", batch="N", width=50, outputs=("outcomes", "equity"),
-               metadata=None) -> bytes:
+               metadata=None, weights=None) -> bytes:
     """A tiny graph with the contract's shape (or a broken one): softmax(x @ W) and its equity."""
     x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [batch, width])
-    w = helper.make_tensor("w", TensorProto.FLOAT, [width, 4], np.linspace(-1, 1, width * 4).tolist())
+    values = np.linspace(-1, 1, width * 4) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    w = helper.make_tensor("w", TensorProto.FLOAT, [width, 4], values.tolist())
     pts = helper.make_tensor("pts", TensorProto.FLOAT, [4], [1, 2, -1, -2])
     nodes = [helper.make_node("MatMul", [input_name, "w"], ["logits"]),
              helper.make_node("Softmax", ["logits"], ["outcomes"], axis=-1),

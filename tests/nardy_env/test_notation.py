@@ -63,6 +63,10 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace("-15", "-14", 1), "black off"),
     (START_NPN[:-1] + "x", "side to move"),
     (START_NPN[:-1] + "white", "side to move"),
+    # Integers only as every language reads them: no sign, separators or non-ASCII digits.
+    (START_NPN.replace(",15:", ",+15:"), "point 24"),
+    (START_NPN.replace(",15:", ",1_5:"), "point 24"),
+    (START_NPN.replace(",15:", ",\uff11\uff15:"), "point 24"),
 ])
 def test_malformed_npn_names_the_wrong_field(text, field):
     with pytest.raises(NPNError) as info:
@@ -90,3 +94,20 @@ def test_format_rejects_nothing_it_parsed_randomly():
             n = int(rng.integers(1, bl + 1)); cells[points[k]] = -n; bl -= n; k += 1
         text = f"{','.join(map(str, cells))}:{w},{b}:{'wb'[int(rng.integers(2))]}"
         assert format_npn(*parse_npn(text)) == text
+
+
+def test_results_rank_is_the_order_of_the_sorted_npn_strings():
+    from nardy_env import Color, flip, legal_afterstates
+    from nardy_env.notation import results_rank
+    from tests.nardy_env.test_against_reference import random_game_positions
+
+    cases = random_game_positions(4, seed=5)
+    states = np.stack([c[0] for c in cases])
+    movers = np.array([int(c[1]) for c in cases])
+    found = legal_afterstates(states, np.array([c[2] for c in cases]))
+    rank = results_rank(found.states, movers, found.offsets)
+    assert {0, 1} <= set(movers.tolist()) and found.counts().max() > 20
+    for i in range(len(cases)):
+        rows = slice(found.offsets[i], found.offsets[i + 1])
+        text = [format_npn(flip(s), Color(movers[i]).other) for s in found.states[rows]]
+        assert [text[j] for j in np.argsort(rank[rows])] == sorted(text)
