@@ -1,0 +1,173 @@
+"""``nardy play`` in process: plays typed as moves, bad plays, undo, and games that end by themselves."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+
+from nardy_env import Color, flip, format_npn, initial_states, parse_npn
+from nardy_env.players import RandomPlayer
+from nardy_env.render import board_text
+from train.moves import legal_plays
+from train.play import play_session
+
+_DICE = re.compile(r"to move, dice (\d)-(\d)")
+_END = re.compile(r"(You|random) wins? by (oin|mars): (\d) points?\.")
+_SCORE = re.compile(r"Score: you (\d+), random (\d+) after 1 game\.")
+
+
+class Recorder:
+    """A random opponent that remembers the positions it was given and the afterstates it chose."""
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self.inner = RandomPlayer()
+        self.seen: list[np.ndarray] = []
+        self.chosen: list[np.ndarray] = []
+
+    def choose(self, states, found, rng, colors=None):
+        picks = self.inner.choose(states, found, rng)
+        self.seen.append(states[0].copy())
+        self.chosen.append(found.states[found.offsets[0] + picks[0]].copy())
+        return picks
+
+
+def typed(moves, off="off") -> str:
+    """Moves as a person types them, written here rather than with the program's formatter."""
+    return " ".join(f"{a}/{off if b == 0 else b}" for a, b in moves)
+
+
+class Human:
+    """Answers the prompts of a white human; ``turn(plays, npn, dice)`` returns the lines to type."""
+
+    def __init__(self, out: io.StringIO, opponent: Recorder, turn) -> None:
+        self.out, self.opponent, self.turn = out, opponent, turn
+        self.pending: list[str] = []
+        self.prompts: list[str] = []
+        self.turns = 0
+
+    def position(self) -> np.ndarray:
+        """White's position now: the start, or the board after the opponent's last play."""
+        return initial_states(1)[0] if not self.opponent.chosen else flip(self.opponent.chosen[-1])
+
+    def __call__(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        assert len(self.prompts) < 5000, "the session keeps asking"
+        if not self.pending:
+            assert prompt == "your play> ", prompt
+            dice = [int(x) for x in _DICE.findall(self.out.getvalue())[-1]]
+            npn = format_npn(self.position(), Color.WHITE)
+            self.turns += 1
+            self.pending = list(self.turn(legal_plays(npn, dice), npn, dice))
+        return self.pending.pop(0) + "\n"
+
+
+def _empty_source(npn: str, die: int) -> str:
+    """A move of ``die`` pips from a point where white has no checker."""
+    cells = [int(x) for x in npn.split(":")[0].split(",")]
+    src = next(p for p in range(24, die, -1) if cells[p - 1] <= 0)
+    return f"{src}/{src - die}"
+
+
+def test_typed_plays_bad_plays_and_undo():
+    out = io.StringIO()
+    opponent = Recorder()
+    tested = {}
+
+    def turn(plays, npn, dice):
+        results = {p["result"] for p in plays}
+        if tested:  # the play after the tested one: done
+            tested["next_npn"] = npn
+            return ["resign"]
+        if len(results) < 2:  # type the only play and confirm it
+            return [typed(plays[0]["moves"]), "y"]
+        first, second = plays[0], plays[-1]
+        tested.update(npn=npn, dice=dice, first=first, second=second, bad=_empty_source(npn, dice[0]),
+                      seen_before=len(opponent.seen))
+        return [tested["bad"], "25/19", "24-18", typed(first["moves"]), "undo",
+                typed(second["moves"], off="0"), "yes"]
+
+    human = Human(out, opponent, turn)
+    score = play_session(opponent, human=Color.WHITE, seed=7, games=1, read=human, out=out)
+    text = out.getvalue()
+
+    assert tested, "no white turn had two different plays before the game ended"
+    white_off = int(tested["next_npn"].split(":")[1].split(",")[0])
+    assert score == {"you": 0, "opponent": 2 if white_off == 0 else 1}
+    d1, d2 = tested["dice"]
+    # The move from an empty point is refused with the reason, then the syntax errors.
+    assert f"{tested['bad']} is not a legal play with {d1}-{d2}" in text
+    assert "'25/19': points are numbered 1..24" in text
+    assert "'24-18' is not a move" in text
+    # Undo before confirming: the turn starts again from the same position ...
+    assert "Undone; the turn starts again." in text
+    # The first typed play is shown for confirming, then undone.
+    shown = board_text(parse_npn(tested["first"]["result"])[0], Color.BLACK)
+    assert f"{shown}\nUndone; the turn starts again." in text
+    start_board = board_text(parse_npn(tested["npn"])[0], Color.WHITE, [d1, d2])
+    assert f"Undone; the turn starts again.\n{start_board}\n" in text
+    # ... and the second typed play is the one applied: the opponent gets exactly its result.
+    faced = opponent.seen[tested["seen_before"]]
+    assert format_npn(faced, Color.BLACK) == tested["second"]["result"]
+    assert tested["second"]["result"] != tested["first"]["result"]
+    assert human.prompts.count("your play> ") >= 5
+    assert sum(p.startswith("play ") for p in human.prompts) >= 2
+    assert "You resign and lose" in text and "Score: you 0, random" in text
+
+
+def _ending(text: str, score: dict[str, int]) -> tuple[str, str, int]:
+    """(winner, kind, points) from the game's last lines, checked against the returned score."""
+    ends = _END.findall(text)
+    assert len(ends) == 1, text[-2000:]
+    winner, kind, points = ends[0][0], ends[0][1], int(ends[0][2])
+    assert points == (2 if kind == "mars" else 1)
+    assert _SCORE.search(text).groups() == (str(score["you"]), str(score["opponent"]))
+    assert score == ({"you": points, "opponent": 0} if winner == "You" else {"you": 0, "opponent": points})
+    assert "resign" not in text
+    return winner, kind, points
+
+
+def test_a_game_chosen_by_number_ends_by_itself_with_the_result_and_score():
+    out = io.StringIO()
+    opponent = Recorder()
+    human = Human(out, opponent, lambda plays, npn, dice: ["1", ""])  # an empty answer confirms
+    score = play_session(opponent, human=Color.WHITE, seed=3, games=1, read=human, out=out)
+    winner, _, _ = _ending(out.getvalue(), score)
+    # The loser has the winner's 15 checkers off on the last board.
+    last_board = out.getvalue().rsplit("off: white", 1)[1].splitlines()[0]
+    white_off = int(last_board.split(",")[0])
+    assert (white_off == 15) == (winner == "You")
+    assert human.turns > 10
+
+
+def test_a_game_typed_move_by_move_ends_by_itself():
+    # Every play is typed as moves (bearing off as 'N/0'); the best for white by pips is taken,
+    # so that white bears off and the typed bearing-off moves are used.
+    out = io.StringIO()
+    opponent = Recorder()
+
+    def pips(npn):
+        cells = [int(x) for x in npn.split(":")[0].split(",")]
+        return sum(p * c for p, c in enumerate(cells, 1) if c > 0)
+
+    expected = []  # (index of the opponent's next call, the result white typed)
+
+    def turn(plays, npn, dice):
+        best = min(plays, key=lambda p: (pips(p["result"]), p["result"]))
+        expected.append((len(opponent.seen), best["result"]))
+        return [typed(best["moves"], off="0"), "y"]
+
+    human = Human(out, opponent, turn)
+    score = play_session(opponent, human=Color.WHITE, seed=11, games=1, read=human, out=out)
+    text = out.getvalue()
+    _ending(text, score)
+    assert "is not a legal play" not in text and "is not a move" not in text
+    # Each typed play reached the opponent exactly: the next position it faced is that play's result.
+    assert len(expected) >= 10
+    for k, result in expected:
+        if k < len(opponent.seen):
+            assert format_npn(opponent.seen[k], Color.BLACK) == result
+    assert any(re.match(r"play .*\d+/off", p) for p in human.prompts), "no bearing off was typed"
