@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 
 from nardy_env import Rules
@@ -34,12 +36,33 @@ def resolve(spec: str, rules: Rules) -> Player | None:
             raise ValueError(f"{base} is a bot and does not search; drop '@{ply}'")
         return BOTS[base]()
     path = Path(base)
-    if (path / "policy.onnx").is_file() or (path / "policy.json").is_file():
+    exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
+    checkpoint = path / "checkpoint.pt"
+    if exported and not (checkpoint.is_file() and _export_is_stale(path, checkpoint)):
         from .onnx_policy import onnx_player
 
         return onnx_player(path, ply=ply, rules=rules)
-    if path.is_file() or (path / "checkpoint.pt").is_file():
-        from .td import td_player
-
+    if path.is_file() or checkpoint.is_file():
+        try:
+            from .td import td_player
+        except ImportError:
+            raise ValueError(f"{base} is a torch checkpoint and torch is not installed; install "
+                             "torch==2.13.0, or name a folder written by `nardy export`, which "
+                             "plays with onnxruntime alone") from None
+        if exported:
+            warnings.warn(f"{path}: policy.onnx was exported from an older checkpoint.pt; "
+                          "playing the checkpoint (run `nardy export --force` to refresh the export)",
+                          stacklevel=2)
         return td_player(path, ply=ply, rules=rules)
     return None
+
+
+def _export_is_stale(folder: Path, checkpoint: Path) -> bool:
+    """True when the folder's export records a different checkpoint than the one beside it."""
+    from .files import file_sha256
+
+    try:
+        recorded = json.loads((folder / "policy.json").read_text())["training"]["checkpoint_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # no record to compare with: the loader reports a broken policy.json itself
+    return bool(recorded) and recorded != file_sha256(checkpoint)

@@ -74,7 +74,9 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
+        # weights_only: a checkpoint named on the command line may come from anyone, and
+        # ours hold only tensors and plain data, so nothing in it may run code on load.
+        payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a truncated or foreign file
         raise CheckpointError(f"{path} is not a readable checkpoint: {exc}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:

@@ -1,7 +1,6 @@
 """Play Long Nardy against an exported policy, as a frontend would (docs/policy.md).
 
-Needs only the exported folder, onnxruntime, numpy and the rules core (to list
-the legal results of a roll; a frontend in another language has its own).
+Needs only the exported folder, onnxruntime, numpy and the rules core (for the legal results).
 
     python examples/frontend.py POLICY_DIR             # you play white, typing a play's number
     python examples/frontend.py POLICY_DIR --auto 7    # unattended: random plays for you, seed 7
@@ -42,9 +41,8 @@ def best_result(session, results):
     """Steps 3-4: run the graph, take the highest equity; ties go to the earliest result."""
     raw = np.array([encode(r) for r in results], dtype=np.float32)
     equity = session.run(["equity"], {"positions": raw})[0].astype(np.float64)
-    for k, row in enumerate(raw):  # a result that bears off my last checker ends the game
-        if row[48] == 15:
-            equity[k] = 2.0 if row[49] == 0 else 1.0
+    # A result that bears off my last checker ends the game: +2 (mars) or +1, exactly.
+    equity = np.where(raw[:, 48] == 15, np.where(raw[:, 49] == 0, 2.0, 1.0), equity)
     return results[int(np.argmax(equity))]
 
 
@@ -77,9 +75,8 @@ def main():
         elif args.auto is not None or len(results) == 1:
             npn = results[int(rng.integers(len(results)))]
         else:
-            print(f"\n{npn}  you (white) rolled {dice[0]}-{dice[1]}")
-            for n, r in enumerate(results, 1):
-                print(f"  {n:3d}. {plays[r]:<24} -> {r}")
+            print(f"\n{npn}  you (white) rolled {dice[0]}-{dice[1]}",
+                  *(f"  {n:3d}. {plays[r]:<24} -> {r}" for n, r in enumerate(results, 1)), sep="\n")
             choice = ""
             while not (choice.isdigit() and 1 <= int(choice) <= len(results)):
                 choice = input(f"your play (1-{len(results)}): ").strip()
@@ -96,4 +93,7 @@ def main():
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except (EOFError, KeyboardInterrupt):  # the player closed the input or pressed Ctrl-C
+        raise SystemExit("\ngame abandoned") from None

@@ -187,6 +187,16 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.games < 2 or args.games % 2:
         print("nardy ladder: --games must be an even number >= 2", file=sys.stderr)
         return 2
+    if args.png:
+        from pathlib import Path
+
+        png = Path(args.png)
+        if png.suffix.lower() != ".png":
+            print(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png", file=sys.stderr)
+            return 2
+        if not png.parent.is_dir():
+            print(f"nardy ladder: --png {png}: folder {png.parent} does not exist", file=sys.stderr)
+            return 2
     _load_players_or_exit(args.players, rules)
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
@@ -194,13 +204,24 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_ladder(out)
     if args.png:
         from train.plots import ladder_chart
 
-        ladder_chart(out, args.png)
-    if args.json:
-        print(json.dumps(out))
-        return 0
+        try:
+            ladder_chart(out, args.png)
+        except OSError as exc:
+            print(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        if not args.json:
+            print(f"\nchart: {args.png}")
+    return 0
+
+
+def _print_ladder(out: dict) -> None:
     print("| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for s in out["matches"]:
@@ -212,7 +233,6 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     print("| --- | ---: | ---: |")
     for r in sorted(out["ratings"], key=lambda r: -r["rating"]):
         print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |")
-    return 0
 
 
 def _hint_player(args: argparse.Namespace, rules):
@@ -223,7 +243,17 @@ def _hint_player(args: argparse.Namespace, rules):
     spec = args.policy or args.player or default_player_spec()
     base, ply = split_ply(spec)
     if args.ply is not None:
+        if args.ply and base in ("random", "race", "heuristic"):
+            raise SystemExit(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "
+                             "search needs a network player (a run, checkpoint or exported folder)")
         ply = args.ply
+    if args.policy:
+        from agents.onnx_policy import PolicyError, load_policy
+
+        try:
+            load_policy(base)  # the exported-policy loader's own, precise errors
+        except PolicyError as exc:
+            raise SystemExit(f"nardy: --policy: {exc}") from None
     try:
         return load_player(f"{base}@{ply}" if ply else base, rules)
     except (PlayerNotFound, ValueError, OSError) as exc:
@@ -350,10 +380,30 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least(low: int):
+    """An argparse type: an integer >= ``low``, with the reason in argparse's error."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+_SEED = _at_least(0)
+_COUNT = _at_least(1)
+_PLY = _at_least(0)
+
+
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
-    parser.add_argument("--seed", type=int, default=0, help="dice seed (default 0)")
-    parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
+    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU)")
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--rules", help="rule variants as JSON")
 
@@ -377,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="measure the rules core with random games",
                            description="Play random games through the batched rules core and time them.")
     bench.add_argument("--games", type=int, default=10000, help="games to play (default 10000)")
-    bench.add_argument("--seed", type=int, default=0, help="random seed")
+    bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
     bench.add_argument("--threads", type=int, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON")
@@ -386,8 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--num-envs", type=int, default=256, help="sub-environments for --env (default 256)")
     bench.add_argument("--action-mode", choices=["turn", "checker"], default="turn", help="action mode for --env")
     bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
-    bench.add_argument("--max-ply", type=int, default=2, help="deepest search level for --search (default 2)")
-    bench.add_argument("--positions", type=int, default=40, help="decisions per level for --search (default 40)")
+    bench.add_argument("--max-ply", type=_PLY, default=2, help="deepest search level for --search (default 2)")
+    bench.add_argument("--positions", type=_COUNT, default=40, help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
     player_help = "a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; append @N to search N plies"
@@ -413,8 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
     hint.add_argument("--player", help=player_help + " (default: the shipped player, else heuristic)")
     hint.add_argument("--policy", metavar="DIR", help="an exported policy folder (same as --player DIR)")
-    hint.add_argument("--ply", type=int, default=None, help="search depth (0 = the network alone)")
-    hint.add_argument("--top", type=int, default=10, help="plays to show (default 10)")
+    hint.add_argument("--ply", type=_PLY, default=None, help="search depth (0 = the network alone)")
+    hint.add_argument("--top", type=_COUNT, default=10, help="plays to show (default 10)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (FORMATS.md)")
     hint.add_argument("--rules", help="rule variants as JSON")
     hint.set_defaults(func=_cmd_hint)
@@ -422,10 +472,10 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser("play", help="play a game in the terminal against any player",
                           description="Play Long Nardy in the terminal. Type 'help' at the prompt.")
     play.add_argument("--against", help=player_help + " (default: the shipped player, else heuristic)")
-    play.add_argument("--ply", type=int, default=None, help="the opponent's search depth")
+    play.add_argument("--ply", type=_PLY, default=None, help="the opponent's search depth")
     play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
-    play.add_argument("--seed", type=int, default=None, help="dice seed")
-    play.add_argument("--games", type=int, default=None, help="stop after this many games (default: ask)")
+    play.add_argument("--seed", type=_SEED, default=None, help="dice seed")
+    play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help="rule variants as JSON")
     play.set_defaults(func=_cmd_play)
 

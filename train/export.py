@@ -234,7 +234,7 @@ def _checkpoint_path(player: str | Path) -> Path:
         raise ExportError(f"{text!r}: an export holds the network alone; drop '@{ply}' and choose the "
                           f"search depth when playing (DIR@{ply}, or --ply {ply})")
     path = Path(text)
-    if path.is_dir() and (path / ONNX_FILE).exists():
+    if path.is_dir() and (path / ONNX_FILE).exists() and not (path / "checkpoint.pt").is_file():
         raise ExportError(f"{path} is already an exported policy; export from a run directory or checkpoint")
     if path.is_dir():
         if not (path / "checkpoint.pt").is_file():
@@ -314,9 +314,12 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
                  "sha256": hashlib.sha256(model_bytes).hexdigest()},
         "verification": verification,
     }
-    out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / ONNX_FILE, model_bytes)
-    _write_atomic(out / JSON_FILE, (json.dumps(policy, indent=2) + "\n").encode("utf-8"))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_atomic(out / ONNX_FILE, model_bytes)
+        _write_atomic(out / JSON_FILE, (json.dumps(policy, indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     load_policy(out)  # what was written reads back under the loader's checks
     return policy
 

@@ -366,7 +366,7 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     with pytest.raises(ExportError, match="drop '@1'"):
         export_policy(f"{checkpoint.parent}@1", tmp_path / "out")
     with pytest.raises(ExportError, match="already an exported policy"):
-        export_policy(exported[0], tmp_path / "out")
+        export_policy(exported[0], tmp_path / "out")  # an export alone, no checkpoint.pt beside it
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ExportError, match="not a readable checkpoint"):
         export_policy(tmp_path / "junk.pt", tmp_path / "out")
@@ -491,10 +491,39 @@ def test_nardy_export_command(checkpoint, tmp_path):
     from train.cli import build_parser
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if "export" not in sub.choices:
-        pytest.skip("train/cli.py has no export subcommand yet")
-    out = subprocess.run([sys.executable, "-m", "train.cli", "export", str(checkpoint), "--out",
-                          str(tmp_path / "p"), "--exporter", "torchscript", "--positions", "256"],
+    assert "export" in sub.choices
+    for exporter in ("dynamo", "torchscript"):
+        out = subprocess.run([sys.executable, "-m", "train.cli", "export", str(checkpoint), "--out",
+                              str(tmp_path / exporter), "--exporter", exporter, "--positions", "256"],
+                             capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        assert "verified" in out.stdout and read_policy_json(tmp_path / exporter)["format"] == POLICY_FORMAT
+    out = subprocess.run([sys.executable, "-m", "train.cli", "export", str(checkpoint), "--out", "/proc/nardy-x"],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert out.returncode == 0, out.stderr
-    assert "verified" in out.stdout and read_policy_json(tmp_path / "p")["format"] == POLICY_FORMAT
+    assert out.returncode != 0 and "cannot write the export to /proc/nardy-x" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_folder_with_checkpoint_and_export_exports_and_plays_the_right_one(checkpoint, tmp_path):
+    # Like checkpoints/default: checkpoint.pt and its own export side by side.
+    from nardy_env.players import load_player
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "checkpoint.pt").write_bytes(checkpoint.read_bytes())
+    export_policy(run, run, positions=64)
+    assert load_player(str(run)).evaluator.__class__ is OnnxEvaluator
+    export_policy(run, tmp_path / "again", positions=64)  # the checkpoint beside the export is the source
+    # Training goes on: the export is now stale, so the checkpoint plays, with a warning.
+    torch.manual_seed(1)
+    save_checkpoint(run / "checkpoint.pt", TDNetwork(CONFIG["hidden"]), DEFAULT_RULES,
+                    training={"games": 2000, "steps": 150}, config=CONFIG)
+    with pytest.warns(UserWarning, match="older checkpoint.pt"):
+        player = load_player(str(run))
+    assert player.evaluator.__class__ is TorchEvaluator
+
+
+def test_a_checkpoint_without_torch_gets_a_clear_error(checkpoint, tmp_path):
+    out = _run_without_torch(tmp_path, "-m", "train.cli", "hint", "--player", str(checkpoint), START_NPN, "6", "5")
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "torch is not installed" in out.stderr and "nardy export" in out.stderr

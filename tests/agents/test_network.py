@@ -83,3 +83,17 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     torch.save(payload, tmp_path / "old.pt")
     with pytest.raises(CheckpointError, match="features"):
         load_checkpoint(tmp_path / "old.pt")
+
+
+class _Payload:
+    """Stands for arbitrary pickled code in a hostile .pt file."""
+
+
+def test_checkpoints_load_without_running_pickled_code(tmp_path):
+    net = TDNetwork((8,))
+    save_checkpoint(tmp_path / "ok.pt", net)
+    payload = torch.load(tmp_path / "ok.pt", weights_only=True)
+    payload["extra"] = _Payload()
+    torch.save(payload, tmp_path / "hostile.pt")
+    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+        load_checkpoint(tmp_path / "hostile.pt")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from nardy_env import START_NPN
 from tests.train.test_cli import SECOND, run
 
@@ -28,6 +30,31 @@ def test_eval_with_an_unknown_player_says_so():
     assert out.returncode != 0 and "no player named 'nobody'" in out.stderr
     out = run("eval", "race", "random", "--games", "21")
     assert out.returncode == 2 and "even" in out.stderr
+
+
+
+def test_bad_numbers_are_refused_before_anything_runs():
+    for args, words in ((("eval", "race", "random", "--seed", "-1"), "--seed: must be 0 or more"),
+                        (("ladder", "race", "random", "--seed", "-1"), "--seed: must be 0 or more"),
+                        (("play", "--seed", "-3"), "--seed: must be 0 or more"),
+                        (("play", "--games", "0"), "--games: must be 1 or more"),
+                        (("hint", START_NPN, "6", "5", "--ply", "-1"), "--ply: must be 0 or more"),
+                        (("hint", START_NPN, "6", "5", "--top", "0"), "--top: must be 1 or more"),
+                        (("hint", START_NPN, "6", "5", "--player", "race", "--ply", "1"), "race is a bot"),
+                        (("play", "--against", "random", "--ply", "1"), "random is a bot"),
+                        (("ladder", "race", "random", "--png", "chart.txt"), "ending in .png"),
+                        (("ladder", "race", "random", "--png", "/no/such/dir/chart.png"), "does not exist")):
+        out = run(*args, stdin="")
+        assert out.returncode != 0, args
+        assert words in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr
+
+
+def test_eval_json_is_strict_json_even_for_one_pair():
+    out = run("eval", "heuristic", "heuristic", "--games", "2", "--json", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    rec = json.loads(out.stdout.splitlines()[-1], parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    assert -2 <= rec["ci95"][0] <= rec["ci95"][1] <= 2 and 0 <= rec["win_rate_ci95"][0] <= 1
 
 
 def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):

@@ -28,16 +28,30 @@ def test_summary_statistics_on_a_known_case():
     # Pairs: (+1, +1), (+2, -1), (-1, -1), (+1, +2) -> pair means 1, 0.5, -1, 1.5.
     points = np.array([1, 1, 2, -1, -1, -1, 1, 2])
     s = summarize("A", "B", points, np.full(8, 80), seed=0)
-    means = np.array([1, 0.5, -1, 1.5])
-    half = 1.96 * means.std(ddof=1) / 2
+    # Intervals: normal over pairs padded with one pseudo-pair at each end of the range.
+    means = np.array([1, 0.5, -1, 1.5, -2, 2])
+    half = 1.96 * means.std(ddof=1) / np.sqrt(6)
     assert s["points_per_game"] == pytest.approx(0.5)
-    assert s["ci95"] == pytest.approx([0.5 - half, 0.5 + half], abs=1e-4)
-    wins = np.array([1, 0.5, 0, 1])
-    wh = 1.96 * wins.std(ddof=1) / 2
+    assert s["ci95"] == pytest.approx([means.mean() - half, means.mean() + half], abs=1e-4)
+    wins = np.array([1, 0.5, 0, 1, 0, 1])
+    wh = 1.96 * wins.std(ddof=1) / np.sqrt(6)
     assert s["win_rate"] == pytest.approx(0.625)
-    assert s["win_rate_ci95"] == pytest.approx([0.625 - wh, 0.625 + wh], abs=1e-4)
+    assert s["win_rate_ci95"] == pytest.approx([wins.mean() - wh, wins.mean() + wh], abs=1e-4)
     assert s["mars_rate_a"] == pytest.approx(2 / 8) and s["mars_rate_b"] == pytest.approx(0)
     assert s["games"] == 8 and s["pairs"] == 4
+
+
+def test_intervals_stay_possible_and_never_collapse():
+    # Every pair won by mars: the naive interval would be [2, 2] (or infinite for one pair).
+    for pairs in (1, 2, 10):
+        s = summarize("A", "B", np.full(2 * pairs, 2), np.full(2 * pairs, 60), seed=0)
+        assert s["points_per_game"] == 2 and s["win_rate"] == 1
+        assert -2 <= s["ci95"][0] < 2 and s["ci95"][1] == 2
+        assert 0 <= s["win_rate_ci95"][0] < 1 and s["win_rate_ci95"][1] == 1
+        assert all(np.isfinite(s["ci95"] + s["win_rate_ci95"]))
+    wide = summarize("A", "B", np.full(4, 2), np.full(4, 60), seed=0)
+    narrow = summarize("A", "B", np.full(200, 2), np.full(200, 60), seed=0)
+    assert narrow["ci95"][0] > wide["ci95"][0]  # more pairs, more certainty
 
 
 def test_evaluate_rejects_odd_game_counts():
