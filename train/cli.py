@@ -310,9 +310,17 @@ def _overrides(pairs: list[str] | None) -> dict:
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"nardy train: --set takes KEY=VALUE, got {pair!r}")
-        out[key.strip()] = yaml.safe_load(value)
+        if not sep or not key.strip():
+            print(f"nardy train: --set takes KEY=VALUE, got {pair!r}", file=sys.stderr)
+            raise SystemExit(2)
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            parsed = value  # not YAML: the config check says what the key needs
+        if parsed is None:
+            print(f"nardy train: --set {key.strip()}= needs a value", file=sys.stderr)
+            raise SystemExit(2)
+        out[key.strip()] = parsed
     return out
 
 
@@ -320,7 +328,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from train.config import ConfigError, load_config
-    from train.trainer import Trainer, TrainError, config_for_resume, default_run_dir, summary_line
+    from train.trainer import (
+        Trainer,
+        TrainError,
+        config_for_resume,
+        default_run_dir,
+        resume_with_changes,
+        summary_line,
+    )
 
     try:
         if args.resume:
@@ -329,6 +344,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if args.config:
                 print(f"nardy train: resuming {run_dir} with its own config.json; --config is ignored",
                       file=sys.stderr)
+            if args.out and Path(args.out).resolve() != run_dir.resolve():
+                print(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}", file=sys.stderr)
+                return 2
+            if args.set:
+                config = resume_with_changes(run_dir, config, _overrides(args.set))
         else:
             if not args.config:
                 print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
@@ -340,21 +360,36 @@ def _cmd_train(args: argparse.Namespace) -> int:
     except (ConfigError, TrainError) as exc:
         print(f"nardy train: {exc}", file=sys.stderr)
         return 2
-    print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, "
-          f"resuming from {trainer.games})" if args.resume else
-          f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
-    stats = trainer.train(max_seconds=args.max_seconds)
-    if trainer.interrupted:
-        print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: "
-              f"nardy train --resume {run_dir}", flush=True)
-        return 130
-    print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
-          f"(evaluations excluded) with {stats.get('actors', 0)} actors; last window "
-          f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, learner busy "
-          f"{stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}", flush=True)
-    if config.final_eval_games and trainer.games >= config.total_games:
-        record = trainer.evaluate(config.final_eval_games)
-        print(f"final evaluation ({config.final_eval_games} paired games each, 0-ply): "
+    for note in trainer.skipped:
+        print(f"nardy train: {note}", file=sys.stderr)
+    if args.resume:
+        print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, resuming from "
+              f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
+    else:
+        print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
+    if trainer.finished:
+        print(f"the run has played its {config.total_games} games; to train on, resume with "
+              f"--set total_games=N (N > {trainer.games})", flush=True)
+    else:
+        try:
+            stats = trainer.train(max_seconds=args.max_seconds)
+        except TrainError as exc:
+            print(f"nardy train: {exc}", file=sys.stderr)
+            return 2
+        if trainer.interrupted:
+            print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: "
+                  f"nardy train --resume {run_dir}", flush=True)
+            return 130
+        print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
+              f"(evaluations excluded) with {stats.get('actors', 0)} actors; last window "
+              f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
+              f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
+              flush=True)
+    had_final = trainer.final_evaluation is not None
+    record = trainer.finish()
+    if record is not None:
+        again = " (made earlier)" if had_final else ""
+        print(f"final evaluation{again} ({config.final_eval_games} paired games each, 0-ply): "
               f"{summary_line(record, config.eval_opponents)}", flush=True)
     print(f"checkpoint: {run_dir / 'checkpoint.pt'}")
     return 0

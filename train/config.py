@@ -20,6 +20,12 @@ from nardy_env import Rules, RulesError
 __all__ = ["TrainConfig", "ConfigError", "load_config"]
 
 
+MAX_LAYER = 65536
+"""Largest hidden layer a config may ask for (a guard against typos like 1e9)."""
+EVAL_BOTS = ("random", "race", "heuristic")
+"""Players evaluated against by name; other entries must be paths of players."""
+
+
 class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
 
@@ -78,16 +84,31 @@ class TrainConfig:
             if not cond:
                 raise ConfigError(f"{key}: {what}, got {getattr(self, key)!r}")
 
-        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        def is_int(v: Any) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        need(isinstance(self.name, str) and self.name.strip() != "", "name", "a non-empty string")
+        need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
+             and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
+             "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
+        object.__setattr__(self, "hidden", tuple(self.hidden))
+        need(isinstance(self.eval_opponents, list | tuple)
+             and all(isinstance(o, str) for o in self.eval_opponents),
+             "eval_opponents", "a list of player names")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
-        need(all(h > 0 for h in self.hidden) and len(self.hidden) > 0, "hidden", "positive layer sizes")
+        unknown = [o for o in self.eval_opponents if o not in EVAL_BOTS and not Path(o).exists()]
+        need(not unknown, "eval_opponents",
+             f"bots ({', '.join(EVAL_BOTS)}) or paths of players; unknown {unknown}")
+        need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")
+        need(self.seed >= 0, "seed", "0 or more")
         need(self.total_games > 0, "total_games", "a positive number")
         need(self.actors >= 0, "actors", "0 (one per CPU) or more")
         need(self.games_per_task > 0, "games_per_task", "a positive number")
         need(0.0 <= self.lam <= 1.0, "lam", "a number in [0, 1]")
         need(0.0 <= self.epsilon <= 1.0, "epsilon", "a probability")
         need(0.0 <= self.epsilon_final <= 1.0, "epsilon_final", "a probability")
-        need(self.lr > 0 and self.lr_final > 0, "lr", "positive learning rates")
+        need(self.lr > 0, "lr", "a positive learning rate")
+        need(self.lr_final > 0, "lr_final", "a positive learning rate")
         need(self.batch_size > 0, "batch_size", "a positive number")
         need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
         need(self.updates_per_sample > 0, "updates_per_sample", "a positive number")
@@ -97,6 +118,7 @@ class TrainConfig:
              "an even number (0: none)")
         need(self.checkpoint_every_games > 0, "checkpoint_every_games", "a positive number")
         need(self.keep_checkpoints >= 0, "keep_checkpoints", "0 or more")
+        need(self.log_every_seconds >= 0, "log_every_seconds", "0 or more")
         try:
             Rules.from_dict(self.rules)
         except (RulesError, TypeError) as exc:

@@ -95,7 +95,9 @@ class SelfPlayWorker:
 
         Samples: ``raw`` uint8 ``[S, 50]`` afterstates and ``targets`` float32
         ``[S, 4]`` lambda-returns. Statistics: games, plies, mars results,
-        seconds, and calibration counts (predicted win probability vs result).
+        seconds, and calibration counts [count, predicted sum, actual sum] per bin
+        (``calibration``: win probability in 10 bins of [0, 1]; ``equity_calibration``:
+        equity vs points scored in 10 bins of [-2, 2]; exact final positions left out).
         """
         t0 = time.perf_counter()
         if weights is not None:
@@ -148,17 +150,27 @@ class SelfPlayWorker:
         # Results from the first mover's view, for statistics.
         final = val[col == width - 1]
         mars = int(final[:, 1].sum())
-        # Calibration: predicted win probability of each played afterstate vs the game's result for its mover.
+        # Calibration of the afterstates the network valued (not the exact final ones):
+        # predicted win probability vs won, and predicted equity vs the points scored,
+        # each from the view of the side that made that play.
         final_by_game = np.zeros((games, 4), dtype=np.float32)
         last = col == width - 1
         final_by_game[game[last]] = val[last]
         plies_to_end = (length[game] - 1 - step) % 2  # 0: same mover as the last ply
-        won = np.where(plies_to_end == 0, 1.0, 0.0)
-        predicted = val[:, 0] + val[:, 1]
+        valued = ~last
+        won = np.where(plies_to_end == 0, 1.0, 0.0)[valued]
+        predicted = (val[:, 0] + val[:, 1])[valued]
         bins = np.minimum((predicted * _CALIBRATION_BINS).astype(np.int64), _CALIBRATION_BINS - 1)
         cal_count = np.bincount(bins, minlength=_CALIBRATION_BINS)
         cal_pred = np.bincount(bins, weights=predicted, minlength=_CALIBRATION_BINS)
         cal_won = np.bincount(bins, weights=won, minlength=_CALIBRATION_BINS)
+        winner_points = final_by_game[game] @ EQUITY  # +1 or +2: the last mover won
+        points = np.where(plies_to_end == 0, winner_points, -winner_points)[valued]
+        equity = (val @ EQUITY)[valued]
+        ebins = np.clip(((equity + 2.0) / 4.0 * _CALIBRATION_BINS).astype(np.int64), 0, _CALIBRATION_BINS - 1)
+        eq_count = np.bincount(ebins, minlength=_CALIBRATION_BINS)
+        eq_pred = np.bincount(ebins, weights=equity, minlength=_CALIBRATION_BINS)
+        eq_points = np.bincount(ebins, weights=points, minlength=_CALIBRATION_BINS)
         self.games_played += games
         return {
             "raw": raw,
@@ -168,4 +180,5 @@ class SelfPlayWorker:
             "mars": mars,
             "seconds": time.perf_counter() - t0,
             "calibration": np.stack([cal_count, cal_pred, cal_won]).astype(np.float64),
+            "equity_calibration": np.stack([eq_count, eq_pred, eq_points]).astype(np.float64),
         }

@@ -24,6 +24,8 @@ import logging
 import os
 import shutil
 import signal
+import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -32,13 +34,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.files import write_atomic
 from agents.network import TDNetwork
 from agents.search import SearchPlayer
-from agents.td import TorchEvaluator, load_checkpoint, save_checkpoint
+from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
 from train.config import ConfigError, TrainConfig
 from train.selfplay import SelfPlayWorker
 
-__all__ = ["Trainer", "TrainError", "start_ray"]
+__all__ = ["Trainer", "TrainError", "start_ray", "check_ray_address", "resume_with_changes", "RESUMABLE_KEYS"]
 
 
 LOCAL_NODE_IP = "127.0.0.2"
@@ -47,6 +50,32 @@ LOCAL_NODE_IP = "127.0.0.2"
 
 class TrainError(RuntimeError):
     """A run that cannot start or go on."""
+
+
+RESUMABLE_KEYS = ("total_games", "actors", "games_per_task", "eval_every_games", "eval_games",
+                  "final_eval_games", "checkpoint_every_games", "keep_checkpoints", "log_every_seconds")
+"""Settings ``--resume`` may change with ``--set`` (length, cadence, throughput); the rest
+(network, rules, seed, learning settings) are the run's own."""
+
+
+def check_ray_address(address: str | None) -> None:
+    """Raise TrainError unless a cluster answers at ``address`` (``host:port``, ``ray://host:port``).
+
+    Ray itself retries an unreachable address for minutes; a TCP probe of a few
+    seconds says at once that nothing listens there. ``auto`` and ``local`` are
+    left to Ray.
+    """
+    if not address or address in ("auto", "local"):
+        return
+    hostport = address.removeprefix("ray://").rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise TrainError(f"Ray address {address!r} is not host:port (or ray://host:port, or auto)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise TrainError(f"cannot reach a Ray cluster at {address}: {exc.strerror or exc}; start one with "
+                         "`ray start --head` there, or leave out --address for a local Ray") from None
 
 
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
@@ -59,7 +88,11 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
         return ray.cluster_resources()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
-        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
+        check_ray_address(address)
+        try:
+            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise TrainError(f"cannot join the Ray cluster at {address}: {exc}") from None
     else:
         from nardy_env.core import available_cpus
 
@@ -124,12 +157,18 @@ class Trainer:
         self.replay = _Replay(config.replay_size)
         self.selfplay_seconds = 0.0
         self.started = time.perf_counter()
+        self.resumed_from: Path | None = None
+        self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
+        check_ray_address(address or os.environ.get("RAY_ADDRESS"))
         if resume:
-            self._load(self.run_dir / "checkpoint.pt")
+            self._load_latest_good()
         else:
             if (self.run_dir / "checkpoint.pt").exists():
                 raise TrainError(f"{self.run_dir} already holds a run; use --resume {self.run_dir} "
                                  "to continue it or --out to start a new one")
+            if self.run_dir.is_dir() and any(self.run_dir.iterdir()):
+                raise TrainError(f"{self.run_dir} is not empty but holds no checkpoint (a run that never "
+                                 "saved one?); remove it or choose another --out")
             self.run_dir.mkdir(parents=True, exist_ok=True)
             config.save(self.run_dir / "config.json")
         self._writer: Any = None
@@ -139,15 +178,46 @@ class Trainer:
 
     # -- state ------------------------------------------------------------------------------
 
+    def _load_latest_good(self) -> None:
+        """Resume from checkpoint.pt, or from the newest numbered copy that reads if it does not."""
+        candidates = [self.run_dir / "checkpoint.pt",
+                      *sorted(self.run_dir.glob("checkpoint-*.pt"), reverse=True)]
+        candidates = [p for p in candidates if p.is_file()]
+        if not candidates:
+            raise TrainError(f"nothing to resume: no checkpoint in {self.run_dir}")
+        for path in candidates:
+            try:
+                self._load(path)
+            except CheckpointError as exc:
+                self.skipped.append(f"{path.name}: {exc}")
+                continue
+            self.resumed_from = path
+            break
+        else:
+            raise TrainError(f"cannot resume {self.run_dir}: no readable checkpoint ("
+                             + "; ".join(self.skipped) + ")")
+        # eval.jsonl is rewritten from the checkpoint's history, so that it never holds
+        # evaluations made after the checkpoint (they are made again).
+        lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
+        write_atomic(self.run_dir / "eval.jsonl", lambda fh: fh.write(lines.encode("utf-8")))
+        self._load_replay()
+
     def _load(self, path: Path) -> None:
-        if not path.is_file():
-            raise TrainError(f"nothing to resume: no checkpoint at {path}")
         network, payload = load_checkpoint(path)
         state = payload.get("trainer")
         if state is None:
             raise TrainError(f"{path} has no training state to resume from")
-        self.network.load_state_dict(network.state_dict())
-        self.optimizer.load_state_dict(state["optimizer"])
+        own = payload.get("config") or {}
+        mine = self.config.to_dict()
+        differ = sorted(k for k in own if k not in RESUMABLE_KEYS and own.get(k) != mine.get(k))
+        if differ:
+            raise TrainError(f"{path} was trained with other settings than {self.run_dir / 'config.json'} "
+                             f"now says: {', '.join(f'{k}={own[k]!r} (now {mine.get(k)!r})' for k in differ)}")
+        try:
+            self.network.load_state_dict(network.state_dict())
+            self.optimizer.load_state_dict(state["optimizer"])
+        except (RuntimeError, ValueError, KeyError) as exc:
+            raise CheckpointError(f"its network does not fit this run's configuration: {exc}") from None
         self.games, self.samples, self.updates = state["games"], state["samples"], state["updates"]
         self.tasks_submitted = state["tasks_submitted"]
         self.actor_restarts = state.get("actor_restarts", 0)
@@ -156,8 +226,39 @@ class Trainer:
         torch.set_rng_state(state["torch_rng"])
         self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
 
+    def _replay_path(self, games: int) -> Path:
+        return self.run_dir / f"replay-{games:09d}.npz"
+
+    def _save_replay(self) -> None:
+        """The replay buffer, for an exact resume (kept beside the run, never shipped)."""
+        r = self.replay
+        path = self._replay_path(self.games)
+
+        def write(fh: Any) -> None:
+            np.savez(fh, raw=r.raw[:r.count], targets=r.targets[:r.count], head=r.head, count=r.count)
+
+        write_atomic(path, write)
+
+    def _load_replay(self) -> None:
+        path = self._replay_path(self.games)
+        if not path.is_file():
+            self.skipped.append(f"{path.name}: missing, so the replay buffer starts empty")
+            return
+        try:
+            with np.load(path) as data:
+                count, head = int(data["count"]), int(data["head"])
+                if count > self.replay.size:
+                    raise ValueError(f"{count} samples, more than replay_size {self.replay.size}")
+                self.replay.raw[:count] = data["raw"]
+                self.replay.targets[:count] = data["targets"]
+                self.replay.count, self.replay.head = count, head % self.replay.size
+        except (OSError, ValueError, KeyError) as exc:
+            self.replay = _Replay(self.config.replay_size)
+            self.skipped.append(f"{path.name}: unreadable ({exc}), so the replay buffer starts empty")
+
     def save(self) -> Path:
-        """Write checkpoint.pt atomically and keep the last few numbered copies."""
+        """Write the replay and checkpoint.pt atomically, and keep the last few numbered copies."""
+        self._save_replay()
         path = save_checkpoint(
             self.run_dir / "checkpoint.pt", self.network, self.rules,
             config=self.config.to_dict(),
@@ -175,8 +276,13 @@ class Trainer:
             tmp = numbered.with_suffix(".tmp")
             shutil.copyfile(path, tmp)
             os.replace(tmp, numbered)
-            old = sorted(self.run_dir.glob("checkpoint-*.pt"))[:-self.config.keep_checkpoints]
-            for p in old:
+            # The newest numbered copy is the latest checkpoint itself; keep that many older ones.
+            old = sorted(self.run_dir.glob("checkpoint-*.pt"))[:-(self.config.keep_checkpoints + 1)]
+            for p in [*old, *self.run_dir.glob("checkpoint-*.tmp")]:
+                p.unlink(missing_ok=True)
+        # Only now that checkpoint.pt is written is the previous replay no longer needed.
+        for p in self.run_dir.glob("replay-*.npz"):
+            if p != self._replay_path(self.games):
                 p.unlink(missing_ok=True)
         return path
 
@@ -224,11 +330,17 @@ class Trainer:
         copy.load_state_dict(self.network.state_dict())
         return SearchPlayer(TorchEvaluator(copy), ply=ply, rules=self.rules, name="learner")
 
-    def evaluate(self, games: int) -> dict[str, Any]:
-        """Paired-dice matches of the current network (0-ply) against each configured bot."""
+    def evaluate(self, games: int, final: bool = False) -> dict[str, Any]:
+        """Paired-dice matches of the current network (0-ply) against each configured bot.
+
+        ``final``: the run's closing evaluation (marked in eval.jsonl, logged under
+        ``final/`` in TensorBoard).
+        """
         from train.evaluate import evaluate
 
         record: dict[str, Any] = {"games_trained": self.games, "time": round(time.perf_counter() - self.started, 1)}
+        if final:
+            record["final"] = True
         me = self.player()
         for opponent in self.config.eval_opponents:
             result = evaluate(me, opponent, games, seed=10_000 + len(self.eval_history), rules=self.rules,
@@ -239,11 +351,39 @@ class Trainer:
         with open(self.run_dir / "eval.jsonl", "a") as fh:
             fh.write(json.dumps(record) + "\n")
         if self._writer is not None:
+            tag = "final" if final else "eval"
             for opponent in self.config.eval_opponents:
-                self._writer.add_scalar(f"eval/win_rate_vs_{opponent}", record[opponent]["win_rate"], self.games)
-                self._writer.add_scalar(f"eval/points_per_game_vs_{opponent}",
-                                        record[opponent]["points_per_game"], self.games)
+                r = record[opponent]
+                self._writer.add_scalar(f"{tag}/win_rate_vs_{opponent}", r["win_rate"], self.games)
+                self._writer.add_scalar(f"{tag}/points_per_game_vs_{opponent}", r["points_per_game"], self.games)
+                self._writer.add_scalar(f"{tag}/mars_rate_vs_{opponent}", r["mars_rate_a"], self.games)
+                self._writer.add_scalar(f"{tag}/mars_rate_of_{opponent}", r["mars_rate_b"], self.games)
+            self._writer.flush()
         return record
+
+    @property
+    def finished(self) -> bool:
+        """All ``total_games`` played."""
+        return self.games >= self.config.total_games
+
+    @property
+    def final_evaluation(self) -> dict[str, Any] | None:
+        """The closing evaluation, once made."""
+        last = self.eval_history[-1] if self.eval_history else None
+        return last if last and last.get("final") and last["games_trained"] == self.games else None
+
+    def finish(self) -> dict[str, Any] | None:
+        """The final evaluation (``final_eval_games``), saved with the checkpoint; None if none is due."""
+        if not self.finished or not self.config.final_eval_games:
+            return None
+        if self.final_evaluation is None:
+            if self._writer is None:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self._writer = SummaryWriter(str(self.run_dir / "tb"))
+            self.evaluate(self.config.final_eval_games, final=True)
+            self.save()
+        return self.final_evaluation
 
     # -- actors -----------------------------------------------------------------------------
 
@@ -296,7 +436,7 @@ class Trainer:
         next_eval = (self.games // c.eval_every_games + 1) * c.eval_every_games if c.eval_every_games else None
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
         window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
-                  "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10))}
+                  "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10)), "ecal": np.zeros((3, 10))}
         last_log = time.perf_counter()
         session_start, session_games, eval_seconds = last_log, self.games, 0.0
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -325,8 +465,11 @@ class Trainer:
                     out = ray.get(ref)
                 except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                     self.actor_restarts += 1
+                    message = f"actor {slot} died ({type(exc).__name__}); starting a replacement"
                     if bar is not None:
-                        bar.write(f"actor {slot} died ({type(exc).__name__}); starting a replacement")
+                        bar.write(message)
+                    else:
+                        print(message, file=sys.stderr, flush=True)
                     self._actors[slot] = self._new_actor()
                     self._submit(slot, weights_ref)
                     continue
@@ -341,6 +484,7 @@ class Trainer:
                 window["loss"] += loss
                 window["batches"] += 1
                 window["cal"] += out["calibration"]
+                window["ecal"] += out["equity_calibration"]
                 if bar is not None:
                     bar.update(out["games"])
                 now = time.perf_counter()
@@ -350,10 +494,8 @@ class Trainer:
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats))
                     window.update(games=0, plies=0, mars=0, loss=0.0, batches=0, t=now, updates=self.updates,
-                                  learn_s=0.0, cal=np.zeros((3, 10)))
-                if self.games >= next_ckpt:
-                    self.save()
-                    next_ckpt += c.checkpoint_every_games
+                                  learn_s=0.0, cal=np.zeros((3, 10)), ecal=np.zeros((3, 10)))
+                # Evaluate before saving, so a checkpoint holds every evaluation made so far.
                 if next_eval is not None and self.games >= next_eval:
                     t_eval = time.perf_counter()
                     record = self.evaluate(c.eval_games)
@@ -361,6 +503,9 @@ class Trainer:
                     next_eval += c.eval_every_games
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats, record))
+                if self.games >= next_ckpt:
+                    self.save()
+                    next_ckpt += c.checkpoint_every_games
             if window["batches"]:
                 stats = self._log(window, n_actors)
             self.save()
@@ -398,6 +543,9 @@ class Trainer:
         cal = window["cal"]
         nonzero = cal[0] > 0
         ece = float(np.abs(cal[1][nonzero] - cal[2][nonzero]).sum() / max(cal[0].sum(), 1))
+        ecal = window["ecal"]
+        enonzero = ecal[0] > 0
+        equity_error = float(np.abs(ecal[1][enonzero] - ecal[2][enonzero]).sum() / max(ecal[0].sum(), 1))
         stats = {
             "games_per_s": window["games"] / elapsed,
             "updates_per_s": updates / elapsed,
@@ -406,6 +554,7 @@ class Trainer:
             "mars_rate": window["mars"] / games,
             "loss": window["loss"] / max(window["batches"], 1),
             "calibration_error": ece,
+            "equity_calibration_error": equity_error,
             "epsilon": self.epsilon(),
             "learning_rate": self.learning_rate(),
             "actors": n_actors,
@@ -425,18 +574,26 @@ class Trainer:
             w.add_scalar("calibration/expected_error", ece, self.games)
             for b in np.flatnonzero(nonzero):
                 w.add_scalar(f"calibration/actual_win_rate_pred_{b / 10:.1f}", cal[2][b] / cal[0][b], self.games)
+            # Equity: mean points scored after afterstates valued in each band of [-2, 2].
+            w.add_scalar("calibration/equity_expected_error", equity_error, self.games)
+            for b in np.flatnonzero(enonzero):
+                w.add_scalar(f"calibration/actual_points_pred_{-2 + 0.4 * b:+.1f}", ecal[2][b] / ecal[0][b],
+                             self.games)
             w.add_scalar("selfplay/actor_restarts", self.actor_restarts, self.games)
         return stats
 
 
 def default_run_dir(config: TrainConfig) -> Path:
-    """runs/<name>, or runs/<name>-2, -3... if taken."""
+    """runs/<name>, or runs/<name>-2, -3... if taken (any non-empty folder is taken)."""
+    def free(path: Path) -> bool:
+        return not path.exists() or (path.is_dir() and not any(path.iterdir()))
+
     base = Path("runs") / config.name
-    if not (base / "checkpoint.pt").exists():
+    if free(base):
         return base
     for k in range(2, 10_000):
         cand = Path("runs") / f"{config.name}-{k}"
-        if not (cand / "checkpoint.pt").exists():
+        if free(cand):
             return cand
     raise TrainError("no free run directory under runs/")
 
@@ -450,6 +607,21 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
         return TrainConfig.from_dict(json.loads(path.read_text()), where=str(path))
     except (json.JSONDecodeError, ConfigError) as exc:
         raise TrainError(f"cannot resume {run_dir}: {exc}") from None
+
+
+def resume_with_changes(run_dir: Path, config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:
+    """The run's configuration with ``--set`` changes a resume may make, written to its config.json."""
+    refused = sorted(k for k in changes if k not in RESUMABLE_KEYS)
+    if refused:
+        raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
+                         "(start a new run for those)")
+    try:
+        updated = TrainConfig.from_dict({**config.to_dict(), **changes}, where="--set")
+    except ConfigError as exc:
+        raise TrainError(str(exc)) from None
+    text = json.dumps(updated.to_dict(), indent=2) + "\n"
+    write_atomic(run_dir / "config.json", lambda fh: fh.write(text.encode("utf-8")))
+    return updated
 
 
 def summary_line(record: dict[str, Any], opponents: tuple[str, ...]) -> str:

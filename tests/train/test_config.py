@@ -34,6 +34,17 @@ def test_unknown_keys_are_named(tmp_path):
     ("rules: {colour: red}\n", "rules: unknown rules key"),
     ("- a\n- b\n", "mapping"),
     ("lam: [\n", "not valid YAML"),
+    ('hidden: "64"\n', "hidden: a list of layer sizes"),  # not layers (6, 4)
+    ("hidden: 64\n", "hidden: a list of layer sizes"),
+    ("hidden: [abc]\n", "hidden: a list of layer sizes"),
+    ("hidden: [1e9]\n", "hidden: a list of layer sizes"),
+    ("hidden: [3.5]\n", "hidden: a list of layer sizes"),
+    ("rules: 5\n", "rules: a mapping"),
+    ("eval_opponents: random\n", "eval_opponents: a list"),  # not ['r', 'a', 'n', ...]
+    ("eval_opponents: [gnubg]\n", "unknown \\['gnubg'\\]"),
+    ("seed: -1\n", "seed: 0 or more"),
+    ("lr_final: 0\n", "lr_final: a positive learning rate"),
+    ("log_every_seconds: -1\n", "log_every_seconds"),
 ])
 def test_bad_values_give_clear_errors(tmp_path, text, match):
     path = tmp_path / "bad.yaml"
@@ -64,3 +75,8 @@ def test_cli_set_overrides_are_validated():
                           "--set", "lamda=0.5", "--out", "/nonexistent/never"], capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and "unknown key(s) ['lamda']" in out.stderr
+    for bad in ("name=", "noequals", "total_games=null"):
+        out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--config", str(CONFIGS / "smoke.yaml"),
+                              "--set", bad, "--out", "/nonexistent/never"], capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 2 and "--set" in out.stderr and "Traceback" not in out.stderr, (bad, out.stderr)

@@ -89,3 +89,16 @@ def test_targets_stay_distributions(lam):
     v = rng.dirichlet(np.ones(4), size=9)
     v[-1] = LOSE
     assert np.allclose(lambda_returns(v, lam).sum(1), 1.0)
+
+
+def test_calibration_counts_cover_every_valued_play_and_points_are_zero_sum():
+    from train.selfplay import SelfPlayWorker
+
+    out = SelfPlayWorker((16,), {}).play(None, 12, seed=5, epsilon=0.1, lam=0.7)
+    win, equity = out["calibration"], out["equity_calibration"]
+    valued = out["plies"] - out["games"]  # every play but each game's last (its exact result)
+    assert win[0].sum() == equity[0].sum() == valued
+    assert ((win[1] >= 0) & (win[1] <= win[0])).all()  # predicted win probabilities in [0, 1]
+    assert (np.abs(equity[2]) <= 2 * equity[0]).all()  # points scored are within +-2 per play
+    # Each game's points count once for each side's plays: +p for the winner's, -p for the loser's.
+    assert np.isclose(equity[2].sum(), 0, atol=2 * out["games"] + 1e-9)

@@ -1,0 +1,156 @@
+"""Resuming runs without Ray: the last good checkpoint, the replay, settings, finished runs, addresses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.td import load_checkpoint
+from train.config import load_config
+from train.trainer import Trainer, TrainError, check_ray_address, resume_with_changes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _trained(run: Path, steps: int = 3, **overrides) -> Trainer:
+    """A run whose learner has seen some samples and saved a checkpoint after each (no actors)."""
+    config = load_config(ROOT / "configs/smoke.yaml", **overrides)
+    trainer = Trainer(config, run, progress=False)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        raw = rng.integers(0, 4, size=(300, 50)).astype(np.uint8)
+        targets = rng.dirichlet(np.ones(4), size=300).astype(np.float32)
+        trainer.learn(raw, targets)
+        trainer.games += 256
+        trainer.save()
+    return trainer
+
+
+def test_resume_restores_weights_optimizer_counters_rng_and_replay(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint.pt" and not after.skipped
+    for a, b in zip(before.network.state_dict().values(), after.network.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    assert (after.games, after.samples, after.updates) == (before.games, before.samples, before.updates)
+    assert after.rng.bit_generator.state == before.rng.bit_generator.state
+    assert after.optimizer.state_dict()["state"][0]["step"] == before.optimizer.state_dict()["state"][0]["step"]
+    assert after.replay.count == before.replay.count == 900 and after.replay.head == before.replay.head
+    assert np.array_equal(after.replay.raw[:900], before.replay.raw[:900])
+    assert np.array_equal(after.replay.targets[:900], before.replay.targets[:900])
+    assert [p.name for p in run.glob("replay-*.npz")] == ["replay-000000768.npz"]  # only the latest
+
+
+def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)
+    data = (run / "checkpoint.pt").read_bytes()
+    (run / "checkpoint.pt").write_bytes(data[:1000])
+    (run / "checkpoint-000000768.pt").write_bytes(data[:2000])
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint-000000512.pt" and after.games == 512
+    assert any("checkpoint.pt" in note for note in after.skipped)
+    assert any("replay" in note for note in after.skipped)  # that copy's replay is gone: starts empty
+    assert after.replay.count == 0
+    for name in ("checkpoint.pt", *(p.name for p in run.glob("checkpoint-*.pt"))):
+        (run / name).write_bytes(b"junk")
+    with pytest.raises(TrainError, match="no readable checkpoint"):
+        Trainer(before.config, run, resume=True, progress=False)
+
+
+def test_eval_log_is_rewritten_from_the_checkpoint_on_resume(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    trainer.eval_history.append({"games_trained": 256, "random": {"win_rate": 0.5}})
+    trainer.save()
+    with open(run / "eval.jsonl", "w") as fh:  # as if evaluations were logged after that checkpoint
+        for games in (256, 512, 512):
+            fh.write(json.dumps({"games_trained": games}) + "\n")
+    Trainer(trainer.config, run, resume=True, progress=False)
+    lines = [json.loads(x) for x in (run / "eval.jsonl").read_text().splitlines()]
+    assert lines == trainer.eval_history
+
+
+def test_resume_refuses_a_config_that_does_not_match_the_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    config = json.loads((run / "config.json").read_text())
+    for key, value in (("lam", 0.3), ("hidden", [8])):
+        changed = {**config, key: value}
+        (run / "config.json").write_text(json.dumps(changed))
+        from train.trainer import config_for_resume
+
+        with pytest.raises(TrainError, match=f"{key}="):
+            Trainer(config_for_resume(run), run, resume=True, progress=False)
+    assert trainer.games == 256
+
+
+def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    longer = resume_with_changes(run, trainer.config, {"total_games": 5000, "eval_every_games": 1000})
+    assert longer.total_games == 5000
+    assert json.loads((run / "config.json").read_text())["total_games"] == 5000
+    resumed = Trainer(longer, run, resume=True, progress=False)
+    assert resumed.games == 256 and resumed.config.total_games == 5000
+    with pytest.raises(TrainError, match="not hidden, lr"):
+        resume_with_changes(run, trainer.config, {"hidden": [8], "lr": 0.1})
+    with pytest.raises(TrainError, match="total_games"):
+        resume_with_changes(run, trainer.config, {"total_games": -1})
+
+
+def test_a_folder_left_by_a_failed_start_is_not_reused(tmp_path):
+    (tmp_path / "run" / "tb").mkdir(parents=True)
+    (tmp_path / "run" / "config.json").write_text("{}")
+    with pytest.raises(TrainError, match="not empty"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+
+
+def test_an_address_with_no_cluster_fails_at_once():
+    with pytest.raises(TrainError, match="cannot reach a Ray cluster at 127.0.0.1:9"):
+        check_ray_address("127.0.0.1:9")
+    with pytest.raises(TrainError, match="not host:port"):
+        check_ray_address("nowhere")
+    check_ray_address("auto")  # left to Ray
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    return subprocess.run([sys.executable, "-m", "train.cli", *args], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=cwd)
+
+
+def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_path):
+    out = _cli("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(tmp_path / "new"),
+               "--address", "127.0.0.1:9")
+    assert out.returncode == 2 and "cannot reach a Ray cluster" in out.stderr
+    assert not (tmp_path / "new").exists()
+    run = tmp_path / "run"
+    _trained(run, steps=1)
+    out = _cli("train", "--resume", str(run), "--out", str(tmp_path / "elsewhere"))
+    assert out.returncode == 2 and "--out cannot move a resumed run" in out.stderr
+    out = _cli("train", "--resume", str(run), "--set", "hidden=[8]")
+    assert out.returncode == 2 and "not hidden" in out.stderr
+
+
+def test_cli_resume_of_a_finished_run_does_not_train_or_evaluate_again(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=4)  # 1024 games: smoke's total
+    trainer.eval_history.append({"games_trained": 1024, "final": True,
+                                 "random": {"win_rate": 0.6, "win_rate_ci95": [0.4, 0.8], "points_per_game": 0.2},
+                                 "race": {"win_rate": 0.1, "win_rate_ci95": [0.0, 0.3], "points_per_game": -1.2}})
+    trainer.save()
+    (run / "eval.jsonl").write_text(json.dumps(trainer.eval_history[-1]) + "\n")
+    out = _cli("train", "--resume", str(run), "--quiet")
+    assert out.returncode == 0, out.stderr
+    assert "has played its 1024 games" in out.stdout and "made earlier" in out.stdout
+    assert len((run / "eval.jsonl").read_text().splitlines()) == 1
+    assert load_checkpoint(run)[1]["trainer"]["updates"] == trainer.updates
