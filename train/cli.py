@@ -229,10 +229,12 @@ def _print_ladder(out: dict) -> None:
               f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
               f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
     print()
-    print(f"| player | rating (points/game vs {out['ratings'][0]['player']}) | 95% CI |")
-    print("| --- | ---: | ---: |")
-    for r in sorted(out["ratings"], key=lambda r: -r["rating"]):
-        print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] |")
+    first = out["ratings"][0]["player"]
+    print(f"| player | rating (points/game vs {first}) | 95% CI | Elo (vs {first}) | 95% CI |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for r in sorted(out["ratings"], key=lambda r: -r["elo"]):
+        print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] | "
+              f"{r['elo']:+.0f} | [{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}] |")
 
 
 def _hint_player(args: argparse.Namespace, rules):
@@ -281,6 +283,8 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
     header = f"  {'#':>3}  {label:>7}  " + ("  win   mars  lose  mars  ply  " if has_outcomes else "") + "play"
+    if has_outcomes and any(e["ply"] for e in ranked):
+        print("  (win, mars, lose, mars: the network's 0-ply probabilities; equity: at the ply shown)")
     print(header)
     for n, e in enumerate(ranked[: args.top], 1):
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "

@@ -246,7 +246,9 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
 
     Ratings solve r_i - r_j = ppg(i, j) by weighted least squares (weights
     1 / se^2), anchored so the first player's rating is 0; their 95% intervals
-    come from the fit's covariance.
+    come from the fit's covariance. ``elo``: Bradley-Terry ratings of the win
+    rates on the Elo scale (``elo_ratings``), which do not saturate the way
+    points per game do.
     """
     if len(players) < 2:
         raise ValueError("a ladder needs at least two players")
@@ -271,9 +273,48 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     x, y, w = np.array(rows), np.array(targets), np.array(weights)
     cov = np.linalg.pinv(x.T @ (w[:, None] * x))
     fit = cov @ x.T @ (w * y)
-    ratings = [{"player": players[0], "rating": 0.0, "ci95": [0.0, 0.0]}]
+    elo, elo_half = elo_ratings(n, [(i, j, s["win_rate"] * s["games"], s["games"]) for i, j, s in matches])
+    ratings = [{"player": players[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
     for k in range(1, n):
         half = 1.96 * math.sqrt(max(cov[k - 1, k - 1], 0.0))
         ratings.append({"player": players[k], "rating": round(float(fit[k - 1]), 4),
-                        "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)]})
+                        "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)],
+                        "elo": round(float(elo[k]), 1),
+                        "elo_ci95": [round(float(elo[k] - elo_half[k]), 1), round(float(elo[k] + elo_half[k]), 1)]})
     return {"games_per_pair": games, "seed": seed, "matches": [m[2] for m in matches], "ratings": ratings}
+
+
+ELO_PER_LOGIT = 400 / math.log(10)
+"""Elo points per unit of log-odds."""
+
+
+def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Bradley-Terry ratings on the Elo scale from (i, j, games i won, games) per match.
+
+    Player 0 is fixed at 0. Each match gets one pseudo-win for each side (so a
+    clean sweep gives a large, finite rating instead of infinity, as the
+    intervals of ``mean_ci`` do); games are treated as independent, which with
+    paired dice slightly overstates the uncertainty. Returns the ratings and
+    the half-widths of their 95% intervals (from the inverse Hessian).
+    """
+    r = np.zeros(n)
+    for _ in range(100):
+        grad = np.zeros(n)
+        hess = np.zeros((n, n))
+        for i, j, won, games in results:
+            p = 1 / (1 + math.exp(r[j] - r[i]))
+            g = (won + 1) - (games + 2) * p
+            grad[i] += g
+            grad[j] -= g
+            h = (games + 2) * p * (1 - p)
+            hess[i, i] += h
+            hess[j, j] += h
+            hess[i, j] -= h
+            hess[j, i] -= h
+        step = np.linalg.solve(hess[1:, 1:], grad[1:])
+        r[1:] += step
+        if np.abs(step).max() < 1e-10:
+            break
+    cov = np.linalg.inv(hess[1:, 1:])
+    half = np.concatenate([[0.0], 1.96 * np.sqrt(np.maximum(np.diag(cov), 0.0))])
+    return ELO_PER_LOGIT * r, ELO_PER_LOGIT * half

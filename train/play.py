@@ -124,7 +124,8 @@ class _Session:
             if text.isdigit():
                 k = int(text)
                 if not 1 <= k <= len(plays):
-                    self.say(f"There are {len(plays)} plays; choose 1..{len(plays)}.")
+                    self.say(f"There {'is' if len(plays) == 1 else 'are'} {len(plays)} play{'' if len(plays) == 1 else 's'}; "
+                             f"choose 1..{len(plays)}.")
                     continue
                 chosen = plays[k - 1]
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 __all__ = ["training_curve", "ladder_chart"]
@@ -73,13 +74,19 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     return out_png
 
 
+def _nice_step(raw: float) -> float:
+    """1, 2 or 5 times a power of ten, at least ``raw``: readable tick spacing."""
+    power = 10 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+
+
 def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
-    """Ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
+    """Elo ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
     from PIL import Image, ImageDraw, ImageFont
 
-    ratings = sorted(ladder["ratings"], key=lambda r: -r["rating"])
+    ratings = sorted(ladder["ratings"], key=lambda r: -r["elo"])
     w, row_h = 800, 44
-    left, right, top, bottom = 190, 40, 50, 50
+    left, right, top, bottom = 190, 70, 50, 50
     h = top + bottom + row_h * len(ratings)
     img = Image.new("RGB", (w, h), "white")
     draw = ImageDraw.Draw(img)
@@ -87,28 +94,32 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         font = ImageFont.load_default(size=15)
     except TypeError:  # Pillow < 10.1
         font = ImageFont.load_default()
-    lo = min(0.0, min(r["ci95"][0] for r in ratings))
-    hi = max(0.0, max(r["ci95"][1] for r in ratings))
-    span = (hi - lo) or 1.0
+    lo = min(0.0, min(r["elo_ci95"][0] for r in ratings))
+    hi = max(0.0, max(r["elo_ci95"][1] for r in ratings))
+    step = _nice_step((hi - lo) / 5 or 100.0)
+    lo, hi = step * math.floor(lo / step), step * math.ceil(hi / step)
+    span = hi - lo
 
     def x(v: float) -> float:
         return left + (w - left - right) * (v - lo) / span
 
     first = ladder["ratings"][0]["player"]
-    draw.text((w / 2, 18), f"Ratings in points per game against {first} ({ladder['games_per_pair']} paired games a match)",
+    draw.text((w / 2, 18), f"Elo ratings against {first} ({ladder['games_per_pair']} paired games a match, 95% CI)",
               fill="black", font=font, anchor="mm")
-    draw.line([(x(0), top - 8), (x(0), h - bottom + 8)], fill=(150, 150, 150))
+    for k in range(round(span / step) + 1):
+        v = lo + step * k
+        draw.line([(x(v), top - 8), (x(v), h - bottom + 8)], fill=(225, 225, 225) if v else (150, 150, 150))
+        draw.text((x(v), h - bottom + 20), f"{v:+.0f}", fill="black", font=font, anchor="mm")
     for k, r in enumerate(ratings):
         y = top + row_h * k + row_h / 2
-        draw.rectangle([min(x(0), x(r["rating"])), y - 12, max(x(0), x(r["rating"])), y + 12], fill=(70, 130, 190))
-        draw.line([(x(r["ci95"][0]), y), (x(r["ci95"][1]), y)], fill="black", width=2)
+        draw.rectangle([min(x(0), x(r["elo"])), y - 12, max(x(0), x(r["elo"])), y + 12], fill=(70, 130, 190))
+        draw.line([(x(r["elo_ci95"][0]), y), (x(r["elo_ci95"][1]), y)], fill="black", width=2)
+        for end in r["elo_ci95"]:
+            draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
         draw.text((left - 10, y), str(r["player"])[-24:], fill="black", font=font, anchor="rm")
-        label_x = x(max(r["rating"], r["ci95"][1])) + 8
-        draw.text((min(label_x, w - right - 10), y), f"{r['rating']:+.2f}", fill="black", font=font,
-                  anchor="lm" if label_x < w - right - 40 else "rm")
-    for k in range(6):
-        v = lo + span * k / 5
-        draw.text((x(v), h - bottom + 20), f"{v:+.1f}", fill="black", font=font, anchor="mm")
+        # The value goes past the interval's end, so the error bar never covers it.
+        draw.text((x(max(r["elo"], r["elo_ci95"][1], 0.0)) + 8, y), f"{r['elo']:+.0f}", fill="black",
+                  font=font, anchor="lm")
     out_png = Path(out_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
     img.save(out_png)

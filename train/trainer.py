@@ -96,6 +96,9 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
     else:
         from nardy_env.core import available_cpus
 
+        # Ray turns token authentication on for a new local cluster and says so on every
+        # start; it stays on (good), the notice is quieted for the embedded cluster.
+        logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         # A local cluster stays on the loopback interface. Ray swaps 127.0.0.1
         # for the machine's network address, but not the rest of 127.0.0.0/8.
         ray.init(num_cpus=num_cpus or available_cpus(), include_dashboard=False,

@@ -70,3 +70,19 @@ def test_ladder_ratings_order_the_bots():
     ratings = {r["player"]: r["rating"] for r in out["ratings"]}
     assert ratings["random"] == 0.0
     assert ratings["heuristic"] > ratings["race"] > ratings["random"]
+
+
+def test_elo_ratings_on_known_cases():
+    import math
+
+    from train.evaluate import ELO_PER_LOGIT, elo_ratings
+
+    # Two players: the maximum is the log-odds of the padded record, exactly.
+    elo, half = elo_ratings(2, [(0, 1, 30, 100)])
+    assert elo[0] == 0 and elo[1] == pytest.approx(ELO_PER_LOGIT * math.log(71 / 31), rel=1e-9)
+    assert half[1] == pytest.approx(1.96 * ELO_PER_LOGIT * math.sqrt(1 / (102 * (71 / 102) * (31 / 102))), rel=1e-6)
+    # A clean sweep is large but finite; a transitive round robin keeps its order.
+    elo, _ = elo_ratings(2, [(0, 1, 0, 2000)])
+    assert 1000 < elo[1] < 2000
+    elo, _ = elo_ratings(3, [(0, 1, 400, 1000), (0, 2, 200, 1000), (1, 2, 350, 1000)])
+    assert 0 < elo[1] < elo[2]
