@@ -38,27 +38,27 @@ def resolve(spec: str, rules: Rules) -> Player | None:
     path = Path(base)
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"
-    if exported and not (checkpoint.is_file() and _export_is_stale(path, checkpoint)):
+    if exported:
         from .onnx_policy import onnx_player
 
+        if checkpoint.is_file() and _export_is_stale(path, checkpoint):
+            warnings.warn(f"{path}: policy.onnx was exported from another checkpoint than the checkpoint.pt "
+                          f"beside it; playing the export (name {checkpoint} to play the checkpoint, or "
+                          f"refresh the export with `nardy export {path} --out {path} --force`)", stacklevel=2)
         return onnx_player(path, ply=ply, rules=rules)
     if path.is_file() or checkpoint.is_file():
         try:
             from .td import td_player
         except ImportError:
-            raise ValueError(f"{base} is a torch checkpoint and torch is not installed; install "
-                             "torch==2.13.0, or name a folder written by `nardy export`, which "
-                             "plays with onnxruntime alone") from None
-        if exported:
-            warnings.warn(f"{path}: policy.onnx was exported from an older checkpoint.pt; "
-                          "playing the checkpoint (run `nardy export --force` to refresh the export)",
-                          stacklevel=2)
+            raise ValueError(f"{base} is a torch checkpoint and torch is not installed; install torch, "
+                             "or name a folder written by `nardy export`, which plays with onnxruntime "
+                             "alone") from None
         return td_player(path, ply=ply, rules=rules)
     return None
 
 
 def _export_is_stale(folder: Path, checkpoint: Path) -> bool:
-    """True when the folder's export records a different checkpoint than the one beside it."""
+    """True when the folder's export records another checkpoint (by hash) than the one beside it."""
     from .files import file_sha256
 
     try:

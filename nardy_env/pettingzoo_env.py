@@ -121,6 +121,14 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.infos[self.agent_selection]["action_mask"] = mask.copy()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options:
+            # PettingZoo's api_test resets with an unknown option and expects it to be
+            # accepted, so unknown keys are warned about here rather than refused.
+            unknown = sorted(set(options) - {"position", "dice"})
+            if unknown:
+                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
+            options = {k: v for k, v in options.items() if k in ("position", "dice")}
+        preset = start_presets(options, 1)  # bad options change nothing
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)
             self.batch.set_generator(0, self._rng)
@@ -130,14 +138,6 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        if options:
-            # PettingZoo's api_test resets with an unknown option and expects it to be
-            # accepted, so unknown keys are warned about here rather than refused.
-            unknown = sorted(set(options) - {"position", "dice"})
-            if unknown:
-                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
-            options = {k: v for k, v in options.items() if k in ("position", "dice")}
-        preset = start_presets(options, 1)
         none = np.zeros(0, dtype=np.int64)
         self.batch.advance(none, none, np.zeros(1, dtype=np.int64), preset)
         self._sync()

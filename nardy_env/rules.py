@@ -85,12 +85,12 @@ class Rules:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Build rules from variant keys, rejecting unknown ones by name."""
+        if not isinstance(data, dict):
+            raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
         known = {"opening", "head_exception", "block_rule"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known)}")
-        if not isinstance(data, dict):
-            raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
         kwargs = dict(data)
         if isinstance(kwargs.get("head_exception"), list):
             kwargs["head_exception"] = tuple(kwargs["head_exception"])

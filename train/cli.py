@@ -338,6 +338,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         config_for_resume,
         default_run_dir,
         resume_with_changes,
+        save_config,
         summary_line,
     )
 
@@ -352,7 +353,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 print(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}", file=sys.stderr)
                 return 2
             if args.set:
-                config = resume_with_changes(run_dir, config, _overrides(args.set))
+                config = resume_with_changes(config, _overrides(args.set))
         else:
             if not args.config:
                 print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
@@ -361,6 +362,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
             run_dir = Path(args.out) if args.out else default_run_dir(config)
         trainer = Trainer(config, run_dir, resume=bool(args.resume), address=args.address,
                           progress=not args.quiet)
+        if args.resume and args.set:
+            save_config(run_dir, config)  # only once the resume has been accepted
     except (ConfigError, TrainError) as exc:
         print(f"nardy train: {exc}", file=sys.stderr)
         return 2
@@ -393,7 +396,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     record = trainer.finish()
     if record is not None:
         again = " (made earlier)" if had_final else ""
-        print(f"final evaluation{again} ({config.final_eval_games} paired games each, 0-ply): "
+        played = record[config.eval_opponents[0]].get("games", config.final_eval_games)
+        print(f"final evaluation{again} ({played} paired games each, 0-ply): "
               f"{summary_line(record, config.eval_opponents)}", flush=True)
     print(f"checkpoint: {run_dir / 'checkpoint.pt'}")
     return 0

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from agents.registry import split_ply
 from nardy_env import Rules, RulesError
 
 __all__ = ["TrainConfig", "ConfigError", "load_config"]
@@ -92,11 +94,14 @@ class TrainConfig:
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
         object.__setattr__(self, "hidden", tuple(self.hidden))
-        need(isinstance(self.eval_opponents, list | tuple)
+        need(isinstance(self.eval_opponents, list | tuple) and len(self.eval_opponents) > 0
              and all(isinstance(o, str) for o in self.eval_opponents),
-             "eval_opponents", "a list of player names")
+             "eval_opponents", "a list of player names (at least one)")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
-        unknown = [o for o in self.eval_opponents if o not in EVAL_BOTS and not Path(o).exists()]
+        # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
+        # anything with a path in it is checked when it is loaded.
+        unknown = [o for o in self.eval_opponents
+                   if split_ply(o)[0] not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
         need(not unknown, "eval_opponents",
              f"bots ({', '.join(EVAL_BOTS)}) or paths of players; unknown {unknown}")
         need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")

@@ -100,10 +100,8 @@ def _json_safe(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _provenance(payload: dict[str, Any], path: Path) -> dict[str, Any]:
-    """policy.json's ``training``: games played, the run's config, the source checkpoint."""
-    from agents.files import file_sha256
-
+def _provenance(payload: dict[str, Any], path: Path, sha256: str) -> dict[str, Any]:
+    """policy.json's ``training``: games played, the run's config, the source checkpoint and its hash."""
     raw_training = payload.get("training")
     training: dict[str, Any] = raw_training if isinstance(raw_training, dict) else {}
     games = training.get("games", payload.get("games", 0))
@@ -113,7 +111,7 @@ def _provenance(payload: dict[str, Any], path: Path) -> dict[str, Any]:
         games = 0
     config = payload.get("config", training.get("config"))
     return {"games": games, "config": _json_safe(config), "checkpoint": str(path),
-            "checkpoint_sha256": file_sha256(path)}
+            "checkpoint_sha256": sha256}
 
 
 def _policy_module(network):
@@ -271,10 +269,17 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force to replace them")
+    from agents.files import file_sha256
+
+    # Hash the file around the load, so the recorded hash is that of the weights exported
+    # even while a training run keeps replacing checkpoint.pt.
+    sha256 = file_sha256(source)
     try:
         network, payload = load_checkpoint(source)
     except CheckpointError as exc:
         raise ExportError(str(exc)) from None
+    if file_sha256(source) != sha256:
+        raise ExportError(f"{source} changed while it was read (a training run saving it?); export again")
     try:
         rules = Rules.from_dict(payload.get("rules", {}))
     except (ValueError, TypeError) as exc:
@@ -306,7 +311,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         "network": network.shape(),
         "features_version": FEATURES_VERSION,
         "features_in_graph": True,
-        "training": _provenance(payload, source),
+        "training": _provenance(payload, source, sha256),
         "onnx": {"file": ONNX_FILE, "opset": opsets.get("ai.onnx", opset), "opset_import": opsets,
                  "producer": f"{model.producer_name} {model.producer_version}".strip(),
                  "exporter": exporter, "torch": torch.__version__, "onnx": onnx.__version__,

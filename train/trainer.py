@@ -28,6 +28,7 @@ import socket
 import sys
 import threading
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_che
 from train.config import ConfigError, TrainConfig
 from train.selfplay import SelfPlayWorker
 
-__all__ = ["Trainer", "TrainError", "start_ray", "check_ray_address", "resume_with_changes", "RESUMABLE_KEYS"]
+__all__ = ["Trainer", "TrainError", "start_ray", "check_ray_address", "resume_with_changes", "save_config",
+           "RESUMABLE_KEYS"]
 
 
 LOCAL_NODE_IP = "127.0.0.2"
@@ -53,7 +55,8 @@ class TrainError(RuntimeError):
 
 
 RESUMABLE_KEYS = ("total_games", "actors", "games_per_task", "eval_every_games", "eval_games",
-                  "final_eval_games", "checkpoint_every_games", "keep_checkpoints", "log_every_seconds")
+                  "eval_opponents", "final_eval_games", "checkpoint_every_games", "keep_checkpoints",
+                  "log_every_seconds")
 """Settings ``--resume`` may change with ``--set`` (length, cadence, throughput); the rest
 (network, rules, seed, learning settings) are the run's own."""
 
@@ -159,11 +162,17 @@ class Trainer:
         self.eval_history: list[dict[str, Any]] = []
         self.replay = _Replay(config.replay_size)
         self.selfplay_seconds = 0.0
+        self.schedule: dict[str, Any] = {"games": 0, "total_games": config.total_games,
+                                         "lr": config.lr, "epsilon": config.epsilon}
         self.started = time.perf_counter()
         self.resumed_from: Path | None = None
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
         if resume:
+            # Temporary files of writes a kill interrupted (the files they were to replace are intact).
+            for stray in [*self.run_dir.glob(".checkpoint*.tmp"), *self.run_dir.glob(".replay-*.tmp"),
+                          *self.run_dir.glob("checkpoint-*.tmp")]:
+                stray.unlink(missing_ok=True)
             self._load_latest_good()
         else:
             if (self.run_dir / "checkpoint.pt").exists():
@@ -228,6 +237,15 @@ class Trainer:
         self.rng.bit_generator.state = state["rng"]
         torch.set_rng_state(state["torch_rng"])
         self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
+        # Checkpoints written before schedules were recorded decayed from the start.
+        self.schedule = dict(state.get("schedule") or {
+            "games": 0, "total_games": own.get("total_games", self.config.total_games),
+            "lr": own.get("lr", self.config.lr), "epsilon": own.get("epsilon", self.config.epsilon)})
+        if self.schedule["total_games"] != self.config.total_games:
+            # The values reached under the old length start a new segment from here.
+            old_total = self.schedule["total_games"]
+            self.schedule = {"games": self.games, "total_games": self.config.total_games,
+                             "lr": self.learning_rate(old_total), "epsilon": self.epsilon(old_total)}
 
     def _replay_path(self, games: int) -> Path:
         return self.run_dir / f"replay-{games:09d}.npz"
@@ -255,7 +273,7 @@ class Trainer:
                 self.replay.raw[:count] = data["raw"]
                 self.replay.targets[:count] = data["targets"]
                 self.replay.count, self.replay.head = count, head % self.replay.size
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             self.replay = _Replay(self.config.replay_size)
             self.skipped.append(f"{path.name}: unreadable ({exc}), so the replay buffer starts empty")
 
@@ -272,6 +290,7 @@ class Trainer:
                 "tasks_submitted": self.tasks_submitted, "actor_restarts": self.actor_restarts,
                 "eval_history": self.eval_history, "rng": self.rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(), "selfplay_seconds": self.selfplay_seconds,
+                "schedule": self.schedule,
             },
         )
         if self.config.keep_checkpoints:
@@ -291,16 +310,23 @@ class Trainer:
 
     # -- schedule ---------------------------------------------------------------------------
 
-    def _fraction(self) -> float:
-        return min(1.0, self.games / self.config.total_games)
+    # Learning rate and exploration decay linearly from the schedule's start (games,
+    # lr, epsilon) to their final values at total_games. A resume that changes
+    # total_games starts a new segment from the values reached, so training further
+    # in stages never raises them again.
 
-    def epsilon(self) -> float:
-        c = self.config
-        return c.epsilon + (c.epsilon_final - c.epsilon) * self._fraction()
+    def _fraction(self, total_games: int | None = None) -> float:
+        start = self.schedule["games"]
+        total = self.config.total_games if total_games is None else total_games
+        return min(1.0, max(0.0, (self.games - start) / max(total - start, 1)))
 
-    def learning_rate(self) -> float:
-        c = self.config
-        return c.lr + (c.lr_final - c.lr) * self._fraction()
+    def epsilon(self, total_games: int | None = None) -> float:
+        start = self.schedule["epsilon"]
+        return start + (self.config.epsilon_final - start) * self._fraction(total_games)
+
+    def learning_rate(self, total_games: int | None = None) -> float:
+        start = self.schedule["lr"]
+        return start + (self.config.lr_final - start) * self._fraction(total_games)
 
     # -- learning ---------------------------------------------------------------------------
 
@@ -612,19 +638,33 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
         raise TrainError(f"cannot resume {run_dir}: {exc}") from None
 
 
-def resume_with_changes(run_dir: Path, config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:
-    """The run's configuration with ``--set`` changes a resume may make, written to its config.json."""
-    refused = sorted(k for k in changes if k not in RESUMABLE_KEYS)
+def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:
+    """The run's configuration with the ``--set`` changes a resume may make.
+
+    Settings outside ``RESUMABLE_KEYS`` may be repeated with their current value
+    but not changed. The caller writes the result to config.json once the
+    resume has started (``save_config``), so a refused resume changes nothing.
+    """
+    current = config.to_dict()
+    refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
+                     and (k not in current or _plain(v) != current[k]))
     if refused:
         raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
                          "(start a new run for those)")
     try:
-        updated = TrainConfig.from_dict({**config.to_dict(), **changes}, where="--set")
+        return TrainConfig.from_dict({**current, **changes}, where="--set")
     except ConfigError as exc:
         raise TrainError(str(exc)) from None
-    text = json.dumps(updated.to_dict(), indent=2) + "\n"
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def save_config(run_dir: Path, config: TrainConfig) -> None:
+    """Write a run's config.json atomically."""
+    text = json.dumps(config.to_dict(), indent=2) + "\n"
     write_atomic(run_dir / "config.json", lambda fh: fh.write(text.encode("utf-8")))
-    return updated
 
 
 def summary_line(record: dict[str, Any], opponents: tuple[str, ...]) -> str:

@@ -97,10 +97,9 @@ def start_presets(options: dict[str, Any] | None, n: int) -> dict[int, tuple] | 
     positions: Any = options["position"]
     dice: Any = options.get("dice")
     if not isinstance(positions, str):
-        if n == 1 or not isinstance(positions, list | tuple) or len(positions) != n:
-            expect = "an NPN string" if n == 1 else f"an NPN string or a list of {n}"
-            raise ValueError(f'reset option "position" must be {expect}, got {positions!r}')
-    per_game_dice = dice is not None and n > 1 and np.ndim(dice) == 2
+        if not isinstance(positions, list | tuple) or len(positions) != n:
+            raise ValueError(f'reset option "position" must be an NPN string or a list of {n}, got {positions!r}')
+    per_game_dice = dice is not None and np.ndim(dice) == 2
     if per_game_dice and np.shape(dice)[0] != n:
         raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {np.shape(dice)[0]}')
     return {
@@ -250,13 +249,13 @@ class LongNardyEnv(gym.Env):
         return b.observations()[0], info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        preset = start_presets(options, 1)  # bad options change nothing
         super().reset(seed=seed)
         b = self.batch
         if seed is not None or not self._started:
             b.set_generator(0, self.np_random)
             b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
         self._started = True
-        preset = start_presets(options, 1)
         b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), preset)
         return self._result()
 

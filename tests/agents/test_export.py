@@ -514,13 +514,14 @@ def test_a_folder_with_checkpoint_and_export_exports_and_plays_the_right_one(che
     export_policy(run, run, positions=64)
     assert load_player(str(run)).evaluator.__class__ is OnnxEvaluator
     export_policy(run, tmp_path / "again", positions=64)  # the checkpoint beside the export is the source
-    # Training goes on: the export is now stale, so the checkpoint plays, with a warning.
+    # Training goes on: the export no longer matches the checkpoint; it still plays, with a warning.
     torch.manual_seed(1)
     save_checkpoint(run / "checkpoint.pt", TDNetwork(CONFIG["hidden"]), DEFAULT_RULES,
                     training={"games": 2000, "steps": 150}, config=CONFIG)
-    with pytest.warns(UserWarning, match="older checkpoint.pt"):
+    with pytest.warns(UserWarning, match="another checkpoint"):
         player = load_player(str(run))
-    assert player.evaluator.__class__ is TorchEvaluator
+    assert player.evaluator.__class__ is OnnxEvaluator
+    assert load_player(str(run / "checkpoint.pt")).evaluator.__class__ is TorchEvaluator
 
 
 def test_a_checkpoint_without_torch_gets_a_clear_error(checkpoint, tmp_path):

@@ -278,6 +278,10 @@ def test_render_modes():
 
 def test_unknown_reset_options_are_rejected_by_name():
     env = LongNardyEnv()
+    with pytest.raises(ValueError):
+        env.reset(seed=0, options={"position": "junk"})
+    with pytest.raises(gym.error.ResetNeeded):  # the failed reset started nothing
+        env.step(0)
     with pytest.raises(ValueError, match="posn"):
         env.reset(seed=0, options={"posn": BLOCKED})
     with pytest.raises(ValueError, match="position"):

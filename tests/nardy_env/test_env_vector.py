@@ -198,6 +198,9 @@ def test_reset_options_start_sub_envs_from_given_positions():
     assert info["dice"].tolist() == [[1, 2], [3, 3], [6, 5]]
     _, info = envs.reset(seed=0, options={"position": other, "dice": [4, 4]})
     assert info["player"].tolist() == [0, 0, 0] and info["dice"].tolist() == [[4, 4]] * 3
+    one = make_vec(1)
+    _, info = one.reset(seed=0, options={"position": [start], "dice": [[6, 5]]})
+    assert info["dice"].tolist() == [[6, 5]]
     for bad, words in (({"posn": start}, "posn"), ({"position": [start]}, "list of 3"),
                        ({"position": start, "dice": [[1, 2]]}, "3 pairs")):
         with pytest.raises(ValueError, match=words):

@@ -53,6 +53,13 @@ def test_bad_values_give_clear_errors(tmp_path, text, match):
         load_config(path)
 
 
+def test_eval_opponents_may_search_or_be_paths():
+    config = load_config(CONFIGS / "smoke.yaml", eval_opponents=["heuristic", "checkpoints/default@1"])
+    assert config.eval_opponents == ("heuristic", "checkpoints/default@1")
+    with pytest.raises(ConfigError, match="heurstic"):
+        load_config(CONFIGS / "smoke.yaml", eval_opponents=["heurstic"])
+
+
 def test_missing_file_is_reported(tmp_path):
     with pytest.raises(ConfigError, match="no config file"):
         load_config(tmp_path / "nope.yaml")

@@ -96,15 +96,48 @@ def test_resume_refuses_a_config_that_does_not_match_the_checkpoint(tmp_path):
 def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
     run = tmp_path / "run"
     trainer = _trained(run, steps=1)
-    longer = resume_with_changes(run, trainer.config, {"total_games": 5000, "eval_every_games": 1000})
-    assert longer.total_games == 5000
-    assert json.loads((run / "config.json").read_text())["total_games"] == 5000
+    longer = resume_with_changes(trainer.config, {"total_games": 5000, "eval_every_games": 1000, "lam": 0.7})
+    assert longer.total_games == 5000  # lam repeated with its own value is fine
     resumed = Trainer(longer, run, resume=True, progress=False)
     assert resumed.games == 256 and resumed.config.total_games == 5000
     with pytest.raises(TrainError, match="not hidden, lr"):
-        resume_with_changes(run, trainer.config, {"hidden": [8], "lr": 0.1})
+        resume_with_changes(trainer.config, {"hidden": [8], "lr": 0.1})
     with pytest.raises(TrainError, match="total_games"):
-        resume_with_changes(run, trainer.config, {"total_games": -1})
+        resume_with_changes(trainer.config, {"total_games": -1})
+
+
+def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path):
+    run = tmp_path / "run"
+    first = _trained(run, steps=4)  # 1024 games: the end of smoke's schedule
+    assert first.learning_rate() == pytest.approx(first.config.lr_final)
+    assert first.epsilon() == pytest.approx(first.config.epsilon_final)
+    longer = resume_with_changes(first.config, {"total_games": 2048})
+    second = Trainer(longer, run, resume=True, progress=False)
+    assert second.learning_rate() == pytest.approx(first.config.lr_final)
+    assert second.epsilon() == pytest.approx(first.config.epsilon_final)
+    # Halfway through a run, a longer one decays from the values reached, to the end.
+    run2 = tmp_path / "half"
+    half = _trained(run2, steps=2)  # 512 of 1024 games
+    lr_now = half.learning_rate()
+    assert half.config.lr_final < lr_now < half.config.lr
+    resumed = Trainer(resume_with_changes(half.config, {"total_games": 4096}), run2, resume=True, progress=False)
+    assert resumed.learning_rate() == pytest.approx(lr_now)
+    resumed.games = 4096
+    assert resumed.learning_rate() == pytest.approx(half.config.lr_final)
+    resumed.games = 512 + (4096 - 512) // 2
+    assert resumed.learning_rate() == pytest.approx((lr_now + half.config.lr_final) / 2)
+    resumed.save()  # the new segment is saved and read back as it is
+    again = Trainer(resumed.config, run2, resume=True, progress=False)
+    assert again.schedule == resumed.schedule
+
+
+def test_a_truncated_replay_starts_empty_instead_of_failing(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    replay = run / "replay-000000256.npz"
+    replay.write_bytes(replay.read_bytes()[:500])
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    assert resumed.replay.count == 0 and any("unreadable" in note for note in resumed.skipped)
 
 
 def test_a_folder_left_by_a_failed_start_is_not_reused(tmp_path):
@@ -139,6 +172,9 @@ def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_pat
     assert out.returncode == 2 and "--out cannot move a resumed run" in out.stderr
     out = _cli("train", "--resume", str(run), "--set", "hidden=[8]")
     assert out.returncode == 2 and "not hidden" in out.stderr
+    before = (run / "config.json").read_text()
+    out = _cli("train", "--resume", str(run), "--set", "total_games=4096", "--address", "127.0.0.1:9")
+    assert out.returncode == 2 and (run / "config.json").read_text() == before  # a refused resume changes nothing
 
 
 def test_cli_resume_of_a_finished_run_does_not_train_or_evaluate_again(tmp_path):

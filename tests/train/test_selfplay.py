@@ -100,5 +100,6 @@ def test_calibration_counts_cover_every_valued_play_and_points_are_zero_sum():
     assert win[0].sum() == equity[0].sum() == valued
     assert ((win[1] >= 0) & (win[1] <= win[0])).all()  # predicted win probabilities in [0, 1]
     assert (np.abs(equity[2]) <= 2 * equity[0]).all()  # points scored are within +-2 per play
-    # Each game's points count once for each side's plays: +p for the winner's, -p for the loser's.
-    assert np.isclose(equity[2].sum(), 0, atol=2 * out["games"] + 1e-9)
+    # A game's points count +p for each play of its winner and -p for each of its loser's; the
+    # loser made at least as many valued plays (the winner's last play is the exact result).
+    assert -2 * out["games"] <= equity[2].sum() <= 0
