@@ -31,8 +31,10 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--ply-games", type=int, default=2000)
-    parser.add_argument("--command", default="nardy train --config configs/default.yaml --out runs/default")
+    parser.add_argument("--command", action="append",
+                        help="the training command(s), in order (repeat for a run trained in stages)")
     args = parser.parse_args()
+    commands = args.command or ["nardy train --config configs/default.yaml --out runs/default"]
 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -67,15 +69,19 @@ def main() -> None:
                 f"{s['win_rate_ci95'][1]:.1%}] | {s['points_per_game']:+.3f} [{s['ci95'][0]:+.3f}, "
                 f"{s['ci95'][1]:+.3f}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
 
+    with_these = " these commands, in order" if len(commands) > 1 else ""
+    command_lines = "\n".join("    " + c for c in commands)
+    stages_note = ("; the later stages continue the run with `--resume`, the learning rate and exploration "
+                   "decaying on from the values reached") if len(commands) > 1 else ""
     readme = f"""# The shipped player: `checkpoints/default`
 
 A TD(lambda) network ({' x '.join(map(str, config['hidden']))} hidden units, features
 `{payload['features_version']}`) trained by self-play for {games_trained:,} games under the 2026
-sports code (default rules), seed {config['seed']}, with
+sports code (default rules), seed {config['seed']}, with{with_these}
 
-    {args.command}
+{command_lines}
 
-(`configs/default.yaml`; on the 2-core development machine). Files:
+(`configs/default.yaml`; on the 2-core development machine{stages_note}). Files:
 
 - `checkpoint.pt`: weights plus the training state (`nardy train --resume` continues it
   once copied back into a run directory with `config.json`).
@@ -87,7 +93,9 @@ sports code (default rules), seed {config['seed']}, with
 
 Paired dice (every game played twice with the same dice and the sides swapped), 95%
 intervals over pairs; "mars A/B" are the shares of games won by mars by each side.
-Measured with `{strength['command']}`.
+Measured with `{strength['command']}`
+(at commit {commit}); one row alone: `nardy eval checkpoints/default heuristic --games {args.games} --seed 2026`,
+`nardy eval checkpoints/default@1 checkpoints/default --games {args.ply_games} --seed 2027`.
 
 | match (A vs B) | games | A wins | A points per game | mars A | mars B |
 | --- | ---: | ---: | ---: | ---: | ---: |
