@@ -45,7 +45,8 @@ class TrainConfig:
     hidden: tuple[int, ...] = (128, 64)
     """Hidden layer sizes of the network."""
     total_games: int = 100_000
-    """Self-play games to train on; the run stops after this many."""
+    """Self-play games to train on; the run stops after this many. ``--resume --set
+    total_games=N`` trains a run further: the schedules go on from the values reached."""
     actors: int = 0
     """Self-play actors (Ray workers); 0 = one per CPU of the Ray cluster."""
     games_per_task: int = 128
