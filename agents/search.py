@@ -111,19 +111,21 @@ class SearchPlayer:
         value[live] = -(best @ ROLL_WEIGHTS)
         return value
 
-    def _ranked_values(self, found: Afterstates, ply: int) -> np.ndarray:
+    def _ranked_values(self, found: Afterstates, ply: int, tie_rank: np.ndarray | None = None) -> np.ndarray:
         """Values of every afterstate in ``found`` for choosing among them at ``ply``.
 
         Beyond 0-ply only the best ``filter_k`` per position (by 0-ply) are
-        searched; the others get a value below every searched one.
+        searched; the others get a value below every searched one. Exact 0-ply
+        ties at the filter's edge go to the smaller ``tie_rank`` (default: the
+        core's order).
         """
         static = self.static_equity(found.states)
         if ply == 0:
             return static
         counts = found.counts()
         seg = np.repeat(np.arange(counts.size), counts)
-        # Rank within each position by 0-ply equity, best first (stable on ties).
-        order = np.lexsort((np.arange(static.size), -static, seg))
+        # Rank within each position by 0-ply equity, best first, ties by tie_rank.
+        order = np.lexsort((np.arange(static.size) if tie_rank is None else tie_rank, -static, seg))
         rank = np.empty(static.size, dtype=np.int64)
         rank[order] = np.arange(static.size) - np.repeat(found.offsets[:-1], counts)
         keep = rank < self.filter_k
@@ -133,11 +135,11 @@ class SearchPlayer:
         value[~keep] = -1e6 + static[~keep]
         return value
 
-    def evaluate(self, found: Afterstates) -> np.ndarray:
+    def evaluate(self, found: Afterstates, tie_rank: np.ndarray | None = None) -> np.ndarray:
         """This player's value of every afterstate (unsearched ones rank below searched)."""
-        return self._ranked_values(found, self.ply)
+        return self._ranked_values(found, self.ply, tie_rank)
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
         ties = None if colors is None else results_rank(found.states, colors, found.offsets)
-        return segment_argmax(self.evaluate(found), found.offsets, ties)
+        return segment_argmax(self.evaluate(found, ties), found.offsets, ties)

@@ -11,6 +11,7 @@ import numpy as np
 from agents.search import SearchPlayer
 from nardy_env import Rules, flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
+from nardy_env.notation import results_rank
 from nardy_env.players import Player
 from nardy_env.rules import DEFAULT_RULES
 from train.moves import parse_dice, parse_live_npn
@@ -45,7 +46,8 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     outcomes: np.ndarray | None = None
     ply: np.ndarray | None = None
     if isinstance(player, SearchPlayer):
-        values = player.evaluate(found)
+        # The move filter's ties fall as in play (FORMATS.md's order).
+        values = player.evaluate(found, results_rank(found.states, np.array([int(side)]), found.offsets))
         static = player.static_equity(found.states)
         live = found.states[:, 24] < 15
         outcomes = np.zeros((found.states.shape[0], 4))

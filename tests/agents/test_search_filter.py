@@ -148,3 +148,27 @@ def test_one_ply_with_filter_k_1_plays_the_zero_ply_best():
     # Not a vacuous check: searching every candidate at 1-ply picks differently somewhere.
     full_pick = SearchPlayer(ev, ply=1, filter_k=10**6).choose(states, found, rng)
     assert full_pick.tolist() != zero_pick.tolist()
+
+
+def test_the_filter_breaks_exact_ties_by_the_sorted_results_when_colours_are_given():
+    # A network that values everything alike: every candidate ties at 0-ply, so with
+    # filter_k=1 the one searched (and played) must be the earliest sorted result.
+    from nardy_env import Color, format_npn
+    from nardy_env.notation import results_rank
+
+    class Flat:
+        def outcomes(self, raw):
+            return np.full((raw.shape[0], 4), 0.25, dtype=np.float32)
+
+    cases = random_game_positions(1, seed=21)[:40]
+    states = np.stack([c[0] for c in cases])
+    colors = np.array([int(c[1]) for c in cases])
+    found = legal_afterstates(states, np.array([c[2] for c in cases]))
+    assert (found.counts() > 1).sum() > 10 and {0, 1} <= set(colors.tolist())
+    picks = SearchPlayer(Flat(), ply=1, filter_k=1).choose(states, found, np.random.default_rng(0), colors=colors)
+    rank = results_rank(found.states, colors, found.offsets)
+    for i in range(len(cases)):
+        rows = slice(found.offsets[i], found.offsets[i + 1])
+        assert rank[rows][picks[i]] == 0
+        texts = [format_npn(flip(s), Color(int(colors[i])).other) for s in found.states[rows]]
+        assert texts[picks[i]] == min(texts)
