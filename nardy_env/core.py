@@ -199,7 +199,7 @@ def validate_states(states: np.ndarray) -> np.ndarray:
 
 def _check_not_over(states: np.ndarray) -> None:
     """Raise StateError for a finished game: bearing off the last checker ends it at once."""
-    over = (states[:, OFF_MOVER] == NUM_CHECKERS) | (states[:, OFF_OPPONENT] == NUM_CHECKERS)
+    over = outcome(states) != 0
     if over.any():
         i = int(np.flatnonzero(over)[0])
         who = "mover" if states[i, OFF_MOVER] == NUM_CHECKERS else "opponent"

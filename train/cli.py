@@ -95,19 +95,9 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from train.bench import bench_core, bench_env, bench_search
 
-    problems = []
-    if args.games < 1:
-        problems.append("--games must be at least 1")
-    if args.threads is not None and args.threads < 1:
-        problems.append("--threads must be at least 1")
     if args.threads is not None and (args.env or args.search):
-        problems.append("--threads applies to the rules core benchmark only (the vector env uses every CPU "
-                        "this process may use; limit it with taskset)")
-    if args.num_envs < 1:
-        problems.append("--num-envs must be at least 1")
-    if problems:
-        for problem in problems:
-            print(f"nardy bench: {problem}", file=sys.stderr)
+        print("nardy bench: --threads applies to the rules core benchmark only (the vector env uses every CPU "
+              "this process may use; limit it with taskset)", file=sys.stderr)
         return 2
     if args.search:
         _load_players_or_exit([args.search], _rules(args.rules))
@@ -469,14 +459,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure the rules core with random games",
                            description="Play random games through the batched rules core and time them.")
-    bench.add_argument("--games", type=int, default=10000, help="games to play (default 10000)")
+    bench.add_argument("--games", type=_COUNT, default=10000, help="games to play (default 10000)")
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
-    bench.add_argument("--threads", type=int, default=None, help="threads for move generation (default: all CPUs)")
+    bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
-    bench.add_argument("--num-envs", type=int, default=256, help="sub-environments for --env (default 256)")
+    bench.add_argument("--num-envs", type=_COUNT, default=256, help="sub-environments for --env (default 256)")
     bench.add_argument("--action-mode", choices=["turn", "checker"], default="turn", help="action mode for --env")
     bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
     bench.add_argument("--max-ply", type=_PLY, default=2, help="deepest search level for --search (default 2)")

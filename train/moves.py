@@ -10,13 +10,12 @@ import numpy as np
 
 from nardy_env import (
     NUM_CHECKERS,
-    OFF_MOVER,
-    OFF_OPPONENT,
     Color,
     Rules,
     flip,
     format_npn,
     legal_afterstates,
+    outcome,
     parse_npn,
     to_common_point,
 )
@@ -42,10 +41,11 @@ def parse_dice(dice: Any) -> tuple[int, int]:
 def parse_live_npn(npn: str) -> tuple[np.ndarray, Color]:
     """``parse_npn`` that also rejects a finished game, naming the winner."""
     state, side = parse_npn(npn)
-    for color, off in ((side, state[OFF_MOVER]), (side.other, state[OFF_OPPONENT])):
-        if off == NUM_CHECKERS:
-            raise ValueError(f"the game is over: {color.name.lower()} has borne off all {NUM_CHECKERS} "
-                             "checkers, so there are no moves")
+    result = int(outcome(state))  # points for the side to move; 0 while the game goes on
+    if result:
+        winner = side if result > 0 else side.other
+        raise ValueError(f"the game is over: {winner.name.lower()} has borne off all {NUM_CHECKERS} "
+                         "checkers, so there are no moves")
     return state, side
 
 

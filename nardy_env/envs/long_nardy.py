@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, Afterstates
+from ..core import MAX_RESULTS, Afterstates, outcome
 from ..notation import Color, parse_npn
 from ..render import board_text
 from ..rules import Rules
@@ -64,7 +64,7 @@ def render_rgb(batch: GameBatch, row: int) -> np.ndarray:
 def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray | None]:
     """``options={"position": NPN, "dice": [d1, d2]}`` of ``reset`` -> (state, side, dice)."""
     state, side = parse_npn(options["position"])
-    if state[OFF_MOVER] == NUM_CHECKERS or state[OFF_OPPONENT] == NUM_CHECKERS:
+    if outcome(state) != 0:
         raise ValueError(f"the game of {options['position']!r} is already over")
     dice = options.get("dice")
     if dice is not None:

@@ -42,6 +42,10 @@ def test_bad_numbers_are_refused_before_anything_runs():
                         (("hint", START_NPN, "6", "5", "--top", "0"), "--top: must be 1 or more"),
                         (("hint", START_NPN, "6", "5", "--player", "race", "--ply", "1"), "race is a bot"),
                         (("play", "--against", "random", "--ply", "1"), "random is a bot"),
+                        (("bench", "--games", "0"), "--games: must be 1 or more"),
+                        (("bench", "--threads", "0"), "--threads: must be 1 or more"),
+                        (("bench", "--env", "--num-envs", "0"), "--num-envs: must be 1 or more"),
+                        (("bench", "--env", "--threads", "1"), "rules core benchmark only"),
                         (("ladder", "race", "random", "--png", "chart.txt"), "ending in .png"),
                         (("ladder", "race", "random", "--png", "/no/such/dir/chart.png"), "does not exist")):
         out = run(*args, stdin="")
