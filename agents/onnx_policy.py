@@ -212,6 +212,17 @@ class OnnxEvaluator:
         self.session = _session(model, threads)
         _check_io(self.session, "the model" if isinstance(model, bytes) else str(model))
         self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
+        self._model = model
+        self._threads = threads
+
+    def __getstate__(self) -> dict[str, Any]:
+        # An onnxruntime session cannot be pickled: a copy (deepcopy, a worker
+        # process) carries the graph's bytes and builds its own session.
+        model = self._model if isinstance(self._model, bytes) else Path(self._model).read_bytes()
+        return {"model": model, "threads": self._threads}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["model"], state["threads"])  # type: ignore[misc]
 
     def run(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """float32 ``[N, 50]`` raw positions -> (``outcomes`` ``[N, 4]``, ``equity`` ``[N]``)."""

@@ -17,6 +17,10 @@ move is still a step of its player: its mask allows only the pass (action 0 in
 turn mode, 144 in checker mode). In checker mode one agent acts several times
 in a row, one checker move each, until its play is complete. When the game ends
 the winner gets +1 (oin) or +2 (mars) and the loser the negative.
+
+``render_mode``: ``"ansi"`` (``render()`` returns the text board),
+``"rgb_array"`` (a picture) or ``"human"`` (the text board printed after every
+``reset()`` and ``step()``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from .rules import Rules
 __all__ = ["env", "raw_env"]
 
 AGENTS = ("white", "black")
-RENDER_MODES = ("ansi", "rgb_array")
+RENDER_MODES = ("ansi", "rgb_array", "human")
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -118,7 +122,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         mask = b.action_mask()[0]
         for agent in self.agents:
             self.infos[agent] = {"player": Color(AGENTS.index(agent)), "dice": b.dice[0].copy()}
-        self.infos[self.agent_selection]["action_mask"] = mask.copy()
+        # Once the game is over nobody may act: the mask is all zeros, as in observe().
+        self.infos[self.agent_selection]["action_mask"] = np.zeros_like(mask) if b.over[0] else mask.copy()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if options:
@@ -141,6 +146,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         none = np.zeros(0, dtype=np.int64)
         self.batch.advance(none, none, np.zeros(1, dtype=np.int64), preset)
         self._sync()
+        if self.render_mode == "human":
+            self.render()
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -165,12 +172,18 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             # The winner made the last move; let it see the end first, then the loser.
             self.agent_selection = agent
         self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
 
     def render(self):
         if self.render_mode is None:
+            logger.warn('call env(render_mode="ansi", "rgb_array" or "human") to render')
             return None
         if self.render_mode == "ansi":
             return render_text(self.batch, 0)
+        if self.render_mode == "human":
+            print(render_text(self.batch, 0), flush=True)
+            return None
         return render_rgb(self.batch, 0)
 
     def close(self) -> None:

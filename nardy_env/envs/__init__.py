@@ -8,8 +8,8 @@ is imported.
 from .checker import NUM_CHECKER_ACTIONS, PASS_ACTION, checker_action, checker_move
 from .games import IllegalActionError
 from .long_nardy import GameOverError, LongNardyEnv
-from .vector import LongNardyVectorEnv
-from .wrappers import AnyActionLegal
+from .vector import LongNardyVectorEnv, split_afterstates
+from .wrappers import AnyActionLegal, VectorAnyActionLegal
 
 __all__ = [
     "LongNardyEnv",
@@ -17,6 +17,8 @@ __all__ = [
     "IllegalActionError",
     "GameOverError",
     "AnyActionLegal",
+    "VectorAnyActionLegal",
+    "split_afterstates",
     "NUM_CHECKER_ACTIONS",
     "PASS_ACTION",
     "checker_action",

@@ -78,6 +78,13 @@ def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray
 _RESET_OPTIONS = ("position", "dice")
 
 
+def opponent_ended_preset(options: dict[str, Any] | None) -> str:
+    """The error of a ``reset(options=...)`` whose opponent won before the agent could move."""
+    return (f"reset(options={options!r}): the opponent moved first from this position and its "
+            "turn ended the game, so the episode would be over before it began; give a position "
+            "where the agent moves first or the game goes on")
+
+
 def start_presets(options: dict[str, Any] | None, n: int) -> dict[int, tuple] | None:
     """The games ``reset(options=...)`` asks for, by row, or None for the usual start.
 
@@ -170,7 +177,10 @@ class LongNardyEnv(gym.Env):
     The starting position; the opening roll (``nardy_env.game.opening_roll``)
     decides who moves first and with which dice. ``reset(options={"position":
     NPN, "dice": [d1, d2]})`` starts from any position instead (its side to
-    move moves first; without ``"dice"`` the dice are rolled).
+    move moves first; without ``"dice"`` the dice are rolled). With an
+    opponent to move there, it plays its turn inside ``reset()``; if that turn
+    ends the game, ``reset()`` raises ``ValueError`` (an episode cannot begin
+    finished) and the env needs another ``reset()``.
 
     ## Episode End
 
@@ -201,14 +211,19 @@ class LongNardyEnv(gym.Env):
     - ``agent_color``: with an opponent, ``"white"``/``"black"``, or None for a
       random colour each episode.
     - ``rules``: a ``Rules`` object or a dict of variant keys (RULES.md).
-    - ``render_mode``: ``"ansi"`` (text board) or ``"rgb_array"`` (picture).
+    - ``render_mode``: ``"ansi"`` (text board), ``"rgb_array"`` (picture) or
+      ``"human"`` (the text board printed to stdout after every ``reset()``
+      and ``step()``; ``render()`` prints it too and returns None).
+
+    ``action_masks()`` returns the legal actions as a bool array (the method
+    sb3-contrib's ``MaskablePPO`` looks for); it equals ``info["action_mask"]``.
 
     ## Version History
 
     - v0: first version.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 2}
 
     def __init__(
         self,
@@ -256,8 +271,20 @@ class LongNardyEnv(gym.Env):
             b.set_generator(0, self.np_random)
             b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
         self._started = True
-        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), preset)
+        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                                  np.zeros(1, dtype=np.int64), preset)
+        if terminated[0]:
+            self._started = False
+            raise ValueError(opponent_ended_preset(options))
+        if self.render_mode == "human":
+            self.render()
         return self._result()
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``[n_actions]``: the legal actions now (``info["action_mask"]`` as bools)."""
+        if not self._started:
+            raise gym.error.ResetNeeded("call reset() before action_masks()")
+        return self.batch.action_mask()[0].astype(bool)
 
     def step(self, action):
         if not self._started:
@@ -270,6 +297,8 @@ class LongNardyEnv(gym.Env):
         acts = np.array([a], dtype=np.int64)
         b.check(rows, acts, "LongNardy-v0")
         reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))
+        if self.render_mode == "human":
+            self.render()
         obs, info = self._result()
         return obs, float(reward[0]), bool(terminated[0]), False, info
 
@@ -281,4 +310,7 @@ class LongNardyEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             return render_text(self.batch, 0)
+        if self.render_mode == "human":
+            print(render_text(self.batch, 0), flush=True)
+            return None
         return render_rgb(self.batch, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import logger, spaces
+from gymnasium import error, logger, spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
@@ -22,7 +22,20 @@ from .games import (
     resolve_opponent,
     resolve_rules,
 )
-from .long_nardy import render_rgb, render_text, start_presets
+from .long_nardy import opponent_ended_preset, render_rgb, render_text, start_presets
+
+
+def split_afterstates(found: Afterstates) -> list[Afterstates]:
+    """The flat ``info["afterstates"]`` of the vector env, cut into one ``Afterstates`` per sub-env.
+
+    Sub-env i's piece is what the single env's ``info["afterstates"]`` would
+    hold (its own ``offsets == [0, n_i]``); the arrays are views, not copies.
+    """
+    pieces = []
+    for start, end in zip(found.offsets[:-1].tolist(), found.offsets[1:].tolist(), strict=True):
+        pieces.append(Afterstates(found.states[start:end], found.moves[start:end],
+                                  found.num_moves[start:end], np.array([0, end - start], dtype=found.offsets.dtype)))
+    return pieces
 
 
 def _read_only(found: Afterstates) -> Afterstates:
@@ -34,7 +47,7 @@ def _read_only(found: Afterstates) -> Afterstates:
     return Afterstates(*views)
 
 
-__all__ = ["LongNardyVectorEnv"]
+__all__ = ["LongNardyVectorEnv", "split_afterstates"]
 
 
 class LongNardyVectorEnv(VectorEnv):
@@ -75,8 +88,12 @@ class LongNardyVectorEnv(VectorEnv):
     Arrays over sub-envs: ``player`` (int8 Color values: 0 white, 1 black),
     ``dice`` (int64 ``[num_envs, 2]``), ``action_mask`` (int8
     ``[num_envs, n_actions]``); in turn mode ``afterstates``, the core's
-    ``Afterstates`` of all sub-envs (sub-env i's rows ``offsets[i]:offsets[i+1]``
-    are the afterstates its actions 0.. play; read-only views).
+    ``Afterstates`` of all sub-envs in one flat batch (sub-env i's rows
+    ``offsets[i]:offsets[i+1]`` are the afterstates its actions 0.. play;
+    read-only views), so that one forward pass can score every candidate of
+    every sub-env; ``split_afterstates`` cuts it per sub-env. Every key has
+    its Gymnasium ``_key`` mask (all True: every sub-env reports every key).
+    ``action_masks()`` returns the masks as bools (for sb3-contrib).
 
     ## Starting State
 
@@ -157,7 +174,20 @@ class LongNardyVectorEnv(VectorEnv):
         if self.action_mode == "turn":
             # Read-only views: the env keeps playing from these arrays.
             info["afterstates"] = _read_only(b.found)
+        for key in list(info):
+            info[f"_{key}"] = np.ones(self.num_envs, dtype=bool)
         return b.observations(), info
+
+    def _check_open(self, what: str) -> None:
+        if self.closed:
+            raise error.ClosedEnvironmentError(f"{what}() on a closed LongNardyVectorEnv")
+        if not self._started:
+            raise error.ResetNeeded(f"call reset() before {what}()")
+
+    def action_masks(self) -> np.ndarray:
+        """bool ``[num_envs, n_actions]``: the legal actions of every sub-env now."""
+        self._check_open("action_masks")
+        return self.batch.action_mask().astype(bool)
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
         if seed is None or isinstance(seed, int | np.integer):
@@ -166,6 +196,8 @@ class LongNardyVectorEnv(VectorEnv):
             seeds = [int(s) for s in seed]
             if len(seeds) != self.num_envs:
                 raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
+        if self.closed:
+            raise error.ClosedEnvironmentError("reset() on a closed LongNardyVectorEnv")
         presets = start_presets(options, self.num_envs)
         super().reset(seed=seeds[0])
         b = self.batch
@@ -177,12 +209,14 @@ class LongNardyVectorEnv(VectorEnv):
         self._started = True
         self._autoreset[:] = False
         self._steps[:] = 0
-        b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all, presets)
+        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all, presets)
+        if terminated.any():
+            self._started = False
+            raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))
         return self._result()
 
     def step(self, actions):
-        if not self._started:
-            raise RuntimeError("call reset() before step()")
+        self._check_open("step")
         actions = as_actions(actions, self.num_envs)
         reset_rows = np.flatnonzero(self._autoreset)
         play_rows = self._all if reset_rows.size == 0 else np.flatnonzero(~self._autoreset)
@@ -204,7 +238,6 @@ class LongNardyVectorEnv(VectorEnv):
         if self.render_mode is None:
             logger.warn('call gymnasium.make_vec("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
             return None
-        if not self._started:
-            raise RuntimeError("call reset() before render()")
+        self._check_open("render")
         draw = render_text if self.render_mode == "ansi" else render_rgb
         return tuple(draw(self.batch, i) for i in range(self.num_envs))

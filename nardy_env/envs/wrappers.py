@@ -7,9 +7,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .games import as_action
+from .games import as_action, as_actions
 
-__all__ = ["AnyActionLegal"]
+__all__ = ["AnyActionLegal", "VectorAnyActionLegal"]
 
 
 class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -37,4 +37,36 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
         k = as_action(action)
         obs, reward, terminated, truncated, info = self.env.step(int(self._legal[k % self._legal.size]))
         self._legal = np.flatnonzero(info["action_mask"])
+        return obs, reward, terminated, truncated, info
+
+
+class VectorAnyActionLegal(gym.vector.VectorWrapper):
+    """``AnyActionLegal`` for a vector env: sub-env i plays ``actions[i]`` as the
+    ``(actions[i] mod n_i)``-th of its ``n_i`` legal actions.
+
+    Wraps the native vector env (``gymnasium.make_vec("LongNardy-v0", ...,
+    vectorization_mode="vector_entry_point")``, which takes no per-env
+    wrappers) or any vector env whose info carries ``action_mask``. Sub-envs
+    in an autoreset step ignore their action, as usual.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv):
+        super().__init__(env)
+        self._mask: np.ndarray | None = None
+
+    def reset(self, **kwargs: Any):
+        obs, info = self.env.reset(**kwargs)
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        return obs, info
+
+    def step(self, actions: Any):
+        if self._mask is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        k = as_actions(actions, self.num_envs)
+        counts = self._mask.sum(axis=1)
+        rank = k % np.maximum(counts, 1)
+        # The column where the running count of legal actions first exceeds the rank.
+        chosen = np.argmax(np.cumsum(self._mask, axis=1) > rank[:, None], axis=1)
+        obs, reward, terminated, truncated, info = self.env.step(chosen.astype(np.int64))
+        self._mask = np.asarray(info["action_mask"], dtype=bool)
         return obs, reward, terminated, truncated, info
