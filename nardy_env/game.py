@@ -1,4 +1,4 @@
-"""Game-level helpers over the rules core: the opening roll and dice.
+"""Game-level helpers over the rules core: the opening roll, dice, resignation.
 
 These take a numpy ``Generator`` explicitly; the rules core itself never rolls.
 """
@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core import OFF_MOVER, legal_afterstates
 from .notation import Color
 from .rules import DEFAULT_RULES, Rules
 
-__all__ = ["opening_roll", "roll_dice"]
+__all__ = ["opening_roll", "roll_dice", "resignation_points"]
+
+_ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 
 
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -39,3 +42,26 @@ def opening_roll(
     first = np.where(rolls[:, 0] > rolls[:, 1], Color.WHITE, Color.BLACK).astype(np.int8)
     dice = rolls if rules.opening == "play" else roll_dice(rng, n)
     return first, dice
+
+
+def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
+                       rules: Rules = DEFAULT_RULES) -> int:
+    """Points (before the cube) a player concedes by resigning at its own turn.
+
+    ``state`` is the resigning player's view. RULES.md, article 50.7: a player
+    whose escape from mars is certain whatever is rolled (``dice`` None: every
+    one of the 21 rolls has a legal play that bears a checker off), or is
+    already secured by the dice just rolled (``dice``: some legal play of that
+    roll bears one off), may resign conceding a single game, 1 point. So may a
+    player who has already borne a checker off (no mars is possible). Any
+    other resignation concedes the mars it cannot rule out, 2 points.
+    """
+    state = np.asarray(state, dtype=np.int8)
+    if state[OFF_MOVER] > 0:
+        return 1
+    rolls = _ALL_ROLLS if dice is None else np.asarray(dice, dtype=np.int64).reshape(1, 2)
+    found = legal_afterstates(np.repeat(state[None], len(rolls), axis=0), rolls, rules)
+    bears_off = found.states[:, OFF_MOVER] > 0
+    # Escape secured for a roll when some play of it bears off; needed for every roll asked about.
+    secured = np.add.reduceat(bears_off.astype(np.int64), found.offsets[:-1]) > 0
+    return 1 if secured.all() else 2

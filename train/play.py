@@ -6,8 +6,11 @@ off), or the number of a play from the list. You then see the board and
 confirm it or undo it. Other commands: ``list`` (the legal plays again),
 ``hint`` (the opponent's ranking of your plays), ``resign``, ``quit``, ``help``.
 
-Resigning concedes the game as it stands: 2 points (mars) if you have borne
-off nothing, else 1.
+Resigning (at your turn, after the roll) concedes a single game, 1 point,
+when you have borne a checker off or the roll lets you bear one off (RULES.md,
+article 50.7: resignation without mars); otherwise it concedes the mars,
+2 points. The confirmation prompt takes ``y`` (or Enter) to play, ``undo``
+(or ``n``) to choose again, and ``resign`` / ``quit`` as at the play prompt.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 
 from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
-from nardy_env.game import opening_roll, roll_dice
+from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, choose_indices
 from nardy_env.render import board_text
 from nardy_env.rules import DEFAULT_RULES
@@ -142,9 +145,17 @@ class _Session:
                 chosen = results[result]
             after_state = flip(_state_of(chosen["result"]))
             self.say(board_text(flip(after_state), side.other))
-            answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
-            if answer in ("", "y", "yes"):
-                return after_state
+            while True:
+                answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
+                if answer in ("", "y", "yes"):
+                    return after_state
+                if answer == "resign":
+                    return None
+                if answer == "quit":
+                    raise _Quit()
+                if answer in ("undo", "u", "n", "no"):
+                    break
+                self.say("Answer y (or Enter) to play it, or undo to choose again.")
             self.say("Undone; the turn starts again.")
             self.say(board_text(state, side, dice.tolist()))
 
@@ -173,8 +184,10 @@ class _Session:
             if side == human:
                 after = self.human_turn(state, side, dice)
                 if after is None:
-                    points = 2 if state[OFF_MOVER] == 0 else 1
-                    self.say(f"You resign and lose {points} point{'s' * (points > 1)}.")
+                    points = resignation_points(state, dice, self.rules)
+                    kind = ("a single game: your escape from mars is secured" if points == 1
+                            else "mars: you have borne off nothing and this roll bears nothing off")
+                    self.say(f"You resign and lose {points} point{'s' * (points > 1)} ({kind}).")
                     return {"you": 0, "opponent": points}
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)

@@ -349,3 +349,24 @@ def test_head_exception_accepts_only_die_faces(faces):
         Rules(head_exception=faces)
     with pytest.raises(RulesError, match="head_exception"):
         Rules.from_dict({"head_exception": faces})
+
+
+def test_resignation_without_mars_article_50_7():
+    from nardy_env.game import resignation_points
+
+    # White, all 15 on point 6, nothing off: a 6 bears one off, 5-4 cannot
+    # (the 5 moves 6/1, the 4 must then move inside home), so only some rolls
+    # secure the escape from mars.
+    six, _ = parse_npn("0,0,0,0,0,15,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
+    assert resignation_points(six, [6, 1]) == 1  # secured by the dice just rolled
+    assert resignation_points(six, [5, 4]) == 2
+    assert resignation_points(six) == 2  # not certain whatever is rolled
+    # A checker on point 1 and all in home: every roll bears one off.
+    spread, _ = parse_npn("1,2,2,2,4,4,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
+    assert resignation_points(spread) == 1 and resignation_points(spread, [1, 1]) == 1
+    # Not all home yet: nothing can come off this turn.
+    outside, _ = parse_npn("0,0,0,0,0,0,1,2,2,2,4,4,-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
+    assert resignation_points(outside, [6, 5]) == 2
+    # One already off: no mars is possible, whatever the dice.
+    escaped, _ = parse_npn("0,0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,14:1,0:w")
+    assert resignation_points(escaped, [6, 5]) == 1

@@ -88,14 +88,17 @@ def test_hint_for_people_shows_a_ranked_table():
 
 
 def test_play_a_scripted_game_with_bad_input_undo_and_resign():
-    script = "\n".join(["help", "nonsense", "99", "list", "1", "undo", "1", "y"] + ["1", "y"] * 3 + ["resign"]) + "\n"
+    script = "\n".join(["help", "nonsense", "99", "list", "1", "maybe", "undo", "1", "y"]
+                       + ["1", "y"] * 3 + ["1", "resign"]) + "\n"
     out = run("play", "--against", "race", "--color", "white", "--seed", "5", "--games", "1", stdin=script)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "You play white against race" in text
     assert "is not a move" in text and "choose 1.." in text
     assert "Undone; the turn starts again." in text
-    assert "You resign and lose" in text and "Score: you 0, race" in text
+    assert "Answer y (or Enter) to play it, or undo to choose again." in text  # "maybe" re-prompts
+    # Resigning at the confirmation, early in the game: nothing off, so it concedes the mars.
+    assert "You resign and lose 2 points (mars" in text and "Score: you 0, race 2" in text
 
 
 def test_play_stops_cleanly_at_end_of_input():
