@@ -7,6 +7,14 @@ from them: ``win + 2 * win_mars - lose - 2 * lose_mars`` (cubeless points).
 The feature encoding runs inside the module (``RawFeatures``) so the network,
 its ONNX export and the numpy reference (``nardy_env.encoding.features``) all
 start from the same 50-number raw layout of FORMATS.md.
+
+The probabilities also respect what the position itself settles
+(``known_outcomes``): a position where I have borne off all 15 is a win for
+certain (mars when the opponent has none off); no mars is possible against a
+side that has borne off a checker, so that mass goes to the single result.
+The training loss works on the raw ``logits``; playing, search and the
+exported graph see the settled probabilities, so an immediate win is worth
+exactly its points and no unfinished position can be worth more.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from torch import nn
 
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
 
-__all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS"]
+__all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS", "known_outcomes"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of the four outcome probabilities, in output order."""
@@ -73,6 +81,33 @@ class RawFeatures(nn.Module):
         return torch.cat(parts, dim=1)
 
 
+def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
+    """``outcomes`` [N, 4] with what the raw positions [N, 50] settle made exact.
+
+    - I have borne off 15: I have won, ``[0, 1, 0, 0]`` if the opponent has
+      none off (mars), else ``[1, 0, 0, 0]``; the opponent with 15 off
+      likewise for the loss.
+    - The opponent has borne off a checker: I cannot win a mars, so
+      ``win_mars`` moves into ``win``; I have borne off one: ``lose_mars``
+      moves into ``lose``.
+
+    Element-wise ops only (``torch.where``), so the ONNX export carries it.
+    """
+    win, win_mars, lose, lose_mars = outcomes.unbind(dim=-1)
+    mine, theirs = raw[..., 48], raw[..., 49]
+    zero = torch.zeros_like(win)
+    one = torch.ones_like(win)
+    win, win_mars = torch.where(theirs > 0, win + win_mars, win), torch.where(theirs > 0, zero, win_mars)
+    lose, lose_mars = torch.where(mine > 0, lose + lose_mars, lose), torch.where(mine > 0, zero, lose_mars)
+    i_won = mine >= _CHECKERS
+    they_won = (theirs >= _CHECKERS) & ~i_won
+    win = torch.where(i_won, torch.where(theirs > 0, one, zero), torch.where(they_won, zero, win))
+    win_mars = torch.where(i_won, torch.where(theirs > 0, zero, one), torch.where(they_won, zero, win_mars))
+    lose = torch.where(they_won, torch.where(mine > 0, one, zero), torch.where(i_won, zero, lose))
+    lose_mars = torch.where(they_won, torch.where(mine > 0, zero, one), torch.where(i_won, zero, lose_mars))
+    return torch.stack([win, win_mars, lose, lose_mars], dim=-1)
+
+
 class TDNetwork(nn.Module):
     """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax)."""
 
@@ -98,7 +133,7 @@ class TDNetwork(nn.Module):
         return self.body(self.features(raw))
 
     def forward(self, raw: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(self.logits(raw), dim=-1)
+        return known_outcomes(raw, torch.softmax(self.logits(raw), dim=-1))
 
     def equity(self, outcomes: torch.Tensor) -> torch.Tensor:
         """Cubeless equity of outcome probabilities."""

@@ -311,6 +311,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         "network": network.shape(),
         "features_version": FEATURES_VERSION,
         "features_in_graph": True,
+        "known_outcomes_in_graph": True,
         "training": _provenance(payload, source, sha256),
         "onnx": {"file": ONNX_FILE, "opset": opsets.get("ai.onnx", opset), "opset_import": opsets,
                  "producer": f"{model.producer_name} {model.producer_version}".strip(),

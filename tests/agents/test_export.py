@@ -94,6 +94,7 @@ def test_policy_json_follows_the_schema(exported, checkpoint):
     assert info["outputs"][1]["weights"] == [1.0, 2.0, -1.0, -2.0]
     assert info["network"] == TDNetwork(CONFIG["hidden"]).shape()
     assert info["features_version"] == FEATURES_VERSION and info["features_in_graph"] is True
+    assert info["known_outcomes_in_graph"] is True
     assert info["training"] == {"games": 1234, "config": CONFIG, "checkpoint": str(checkpoint),
                                 "checkpoint_sha256": file_sha256(checkpoint)}
     meta = info["onnx"]
@@ -142,6 +143,23 @@ def test_graph_encodes_features_itself_and_matches_torch_at_any_batch_size(expor
 
 
 # --- playing with it ------------------------------------------------------------------------
+
+
+def test_graph_gives_finished_results_their_exact_points(exported):
+    """With the exported graph alone (FORMATS.md's plain argmax), a win now is never declined."""
+    out, _ = exported
+    evaluator = OnnxEvaluator(out / ONNX_FILE)
+    won = np.zeros((3, 50), dtype=np.float32)
+    won[:, 48] = 15
+    won[:, 49] = (0, 1, 14)
+    won[:, 24] = 15 - won[:, 49]
+    outcomes, equity = evaluator.run(won)
+    np.testing.assert_array_equal(outcomes, [[0, 1, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(equity, [2, 1, 1])
+    live = raw_positions(_positions_to_move(400, seed=3))
+    live = live[live[:, 49] > 0]
+    outcomes, equity = evaluator.run(live)
+    assert live.shape[0] >= 5 and (outcomes[:, 1] == 0).all() and (equity <= 1).all()
 
 
 def test_round_trip_plays_like_the_torch_player(exported, checkpoint):

@@ -97,3 +97,33 @@ def test_checkpoints_load_without_running_pickled_code(tmp_path):
     torch.save(payload, tmp_path / "hostile.pt")
     with pytest.raises(CheckpointError, match="not a readable checkpoint"):
         load_checkpoint(tmp_path / "hostile.pt")
+
+
+def test_outcomes_settled_by_the_position_are_exact():
+    """A finished result is worth its exact points; no mars against a side with a checker off."""
+    torch.manual_seed(1)
+    net = TDNetwork((16,))
+    with torch.no_grad():  # make the untrained net believe in mars both ways
+        net.body[-1].bias.copy_(torch.tensor([0.0, 3.0, 0.0, 3.0]))
+    raw = np.zeros((6, 50), dtype=np.float32)
+    raw[:, 0] = 1  # some checker left on board for the unfinished rows
+    raw[0, [0, 48, 49]] = (0, 15, 0)   # I have won, the opponent has none off: mars
+    raw[1, [0, 48, 49]] = (0, 15, 3)   # I have won, the opponent has 3 off: oin
+    raw[2, [48, 49]] = (0, 0)          # nothing settled
+    raw[3, [48, 49]] = (0, 2)          # the opponent has 2 off: I cannot win a mars
+    raw[4, [48, 49]] = (5, 0)          # I have 5 off: I cannot lose a mars
+    raw[5, [48, 49]] = (5, 2)          # neither mars is possible
+    with torch.no_grad():
+        p = net(torch.from_numpy(raw)).numpy()
+        free = torch.softmax(net.logits(torch.from_numpy(raw)), dim=-1).numpy()
+    np.testing.assert_array_equal(p[0], [0, 1, 0, 0])
+    np.testing.assert_array_equal(p[1], [1, 0, 0, 0])
+    np.testing.assert_allclose(p[2], free[2])
+    assert p[2, 1] > 0.1 and p[2, 3] > 0.1
+    assert p[3, 1] == 0 and np.isclose(p[3, 0], free[3, 0] + free[3, 1]) and p[3, 3] > 0.1
+    assert p[4, 3] == 0 and np.isclose(p[4, 2], free[4, 2] + free[4, 3]) and p[4, 1] > 0.1
+    assert p[5, 1] == 0 and p[5, 3] == 0
+    np.testing.assert_allclose(p.sum(axis=1), 1, atol=1e-6)
+    # So no unfinished position is worth more than winning now.
+    equity = net.equity(torch.from_numpy(p)).numpy()
+    assert equity[3] <= 1 and equity[5] <= 1 and equity[1] == 1 and equity[0] == 2
