@@ -86,6 +86,10 @@ def _parse_int(text: str, field: str) -> int:
     text = text.strip()
     if not _INTEGER.fullmatch(text):
         raise NPNError(field, f"{text!r} is not an integer")
+    if len(text.lstrip("-").lstrip("0")) > 3:  # no count has more than two digits
+        shown = text if len(text) <= 24 else text[:20] + "..."
+        bounds = f"-{NUM_CHECKERS}..{NUM_CHECKERS}" if field.startswith("point") else f"0..{NUM_CHECKERS}"
+        raise NPNError(field, f"{shown} is out of range {bounds}")
     return int(text)
 
 

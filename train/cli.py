@@ -28,13 +28,29 @@ def _rules(text: str | None):
         raise SystemExit(f"nardy: --rules: {exc}") from None
 
 
+def _input_lines():
+    """Standard input line by line, as bytes when it has them (decoded per line, so one bad
+    line is one error line, whatever the locale), else as text."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    return iter(buffer.readline, b"") if buffer is not None else sys.stdin
+
+
 def _jsonl(answer) -> int:
     """FORMATS.md's JSON-lines loop: one answer per input line, flushed; errors as lines; exit 1 if any."""
     from nardy_env import NPNError
 
     failed = 0
-    for line in sys.stdin:
+    for number, raw in enumerate(_input_lines()):
         try:
+            if isinstance(raw, bytes):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ValueError(f"line is not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+            else:
+                line = raw
+            if number == 0:
+                line = line.removeprefix("\ufeff")  # a byte-order mark some editors write
             if not line.strip():
                 # Answered, not skipped: a caller waiting line by line must never hang.
                 raise ValueError("empty line: expected a JSON object with 'position' and 'dice'")

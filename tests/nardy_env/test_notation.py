@@ -67,6 +67,11 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace(",15:", ",+15:"), "point 24"),
     (START_NPN.replace(",15:", ",1_5:"), "point 24"),
     (START_NPN.replace(",15:", ",\uff11\uff15:"), "point 24"),
+    # Integers too large for any machine word, or for Python's digit limit.
+    (START_NPN.replace(",15:", ",99999999999999999999:"), "point 24"),
+    (START_NPN.replace(",15:", ",-" + "1" * 30 + ":"), "point 24"),
+    (START_NPN.replace(",15:", "," + "9" * 5000 + ":"), "point 24"),
+    (START_NPN.replace(":0,0:", ":" + "9" * 5000 + ",0:"), "white off"),
 ])
 def test_malformed_npn_names_the_wrong_field(text, field):
     with pytest.raises(NPNError) as info:

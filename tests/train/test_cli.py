@@ -85,6 +85,21 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
 
 
+def test_moves_jsonl_bytes_that_are_not_utf8_get_an_error_line_whatever_the_locale():
+    good = json.dumps({"position": START_NPN, "dice": [6, 5]}).encode()
+    huge = json.dumps({"position": START_NPN.replace(",15:", ",99999999999999999999:"), "dice": [6, 5]}).encode()
+    data = b"\xef\xbb\xbf" + good + b"\n\xff\xfe\n" + huge + b"\n" + good  # a BOM first; no final newline
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    out = subprocess.run([*cmd, "moves", "--jsonl"], input=data, capture_output=True, timeout=120,
+                         env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"})
+    assert out.returncode == 1, out.stderr
+    lines = [json.loads(line) for line in out.stdout.decode().splitlines()]
+    assert len(lines) == 4
+    assert "results" in lines[0] and "results" in lines[3]
+    assert "UTF-8" in lines[1]["error"]
+    assert "point 24" in lines[2]["error"] and "out of range" in lines[2]["error"]
+
+
 def test_moves_jsonl_flushes_each_line():
     cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
     proc = subprocess.Popen([*cmd, "moves", "--jsonl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
