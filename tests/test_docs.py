@@ -21,3 +21,22 @@ def test_docs_have_examples():
 def test_python_example_runs(doc, k, code, tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     exec(compile(code, f"{doc.name}[{k}]", "exec"), {"__name__": "__docs__"})
+
+
+SPECS = ("RULES.md", "FORMATS.md", "DESIGN.md")
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_the_specifications_ship_with_the_docs(name):
+    """docs/spec/ holds the specifications the code cites, identical to the project's own copy."""
+    ours = ROOT / "docs" / "spec" / name
+    assert ours.read_text().startswith("# ")
+    shared = ROOT.parent / "shared" / name  # the project's specifications, beside a checkout
+    if shared.exists():
+        assert ours.read_text() == shared.read_text(), f"docs/spec/{name} differs from {shared}: copy it again"
+
+
+def test_relative_links_in_the_docs_resolve():
+    for doc in DOCS:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text()):
+            assert (doc.parent / target).exists(), f"{doc.name} links to {target}, which does not exist"
