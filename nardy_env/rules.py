@@ -6,12 +6,16 @@ the code. The default instance is the 2026 sports code.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["Rules", "RulesError", "DEFAULT_RULES"]
+__all__ = ["Rules", "RulesError", "DEFAULT_RULES", "CUBELESS"]
+
+CUBELESS: dict[str, Any] = {"cube": False, "match_length": 0}
+"""RULES.md's cube and match keys with the only values implemented: no cube, single games."""
 
 Opening = Literal["play", "reroll"]
 BlockRule = Literal["ahead", "home"]
@@ -29,7 +33,10 @@ class Rules:
     """The variant keys of RULES.md that change how a game is played.
 
     The cube and match keys (``cube``, ``match_length``) belong to the cube and
-    match layer, which does not exist yet; move generation never depends on them.
+    match layer, which does not exist yet: every game is a cubeless single game.
+    ``from_dict`` accepts them only with the values that say so (``cube:
+    false``, ``match_length: 0``, see ``CUBELESS``) and refuses the others by
+    name; move generation never depends on them.
     """
 
     opening: Opening = "play"
@@ -88,10 +95,15 @@ class Rules:
         if not isinstance(data, dict):
             raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
         known = {"opening", "head_exception", "block_rule"}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known - set(CUBELESS))
         if unknown:
-            raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known)}")
-        kwargs = dict(data)
+            raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known | set(CUBELESS))}")
+        for key, only in CUBELESS.items():
+            if key in data and (type(data[key]) is not type(only) or data[key] != only):
+                raise RulesError(
+                    f"{key}={data[key]!r}: the cube and match play are not implemented yet; every game "
+                    f"is a cubeless single game, so {key} can only be {json.dumps(only)} (or left out)")
+        kwargs = {k: v for k, v in data.items() if k in known}
         if isinstance(kwargs.get("head_exception"), list):
             kwargs["head_exception"] = tuple(kwargs["head_exception"])
         return cls(**kwargs)

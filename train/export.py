@@ -47,7 +47,7 @@ from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import CUBELESS, DEFAULT_RULES
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
            "add_export_arguments", "cmd_export"]
@@ -305,7 +305,8 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     policy = {
         "format": POLICY_FORMAT,
-        "rules": rules.to_dict(),
+        # Every variant key of RULES.md, the cube and match ones with the values played (none).
+        "rules": {**rules.to_dict(), **CUBELESS},
         "input": contract_input(),
         "outputs": contract_outputs(),
         "network": network.shape(),

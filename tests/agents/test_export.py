@@ -33,7 +33,7 @@ from agents.onnx_policy import (
 )
 from agents.search import SearchPlayer
 from agents.td import TorchEvaluator, file_sha256, save_checkpoint, td_player
-from nardy_env import DEFAULT_RULES, START_NPN, Color, flip, format_npn, legal_afterstates, parse_npn
+from nardy_env import DEFAULT_RULES, START_NPN, Color, Rules, flip, format_npn, legal_afterstates, parse_npn
 from nardy_env.core import OFF_MOVER, OFF_OPPONENT
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from tests.helpers import npn
@@ -85,7 +85,9 @@ def test_policy_json_follows_the_schema(exported, checkpoint):
     info = json.loads((out / JSON_FILE).read_text())
     assert info == policy == read_policy_json(out)
     assert info["format"] == POLICY_FORMAT == "nardy-policy/1"
-    assert info["rules"] == DEFAULT_RULES.to_dict()
+    # Every variant key of RULES.md: the cube and match ones say no cube, single games.
+    assert info["rules"] == {**DEFAULT_RULES.to_dict(), "cube": False, "match_length": 0}
+    assert Rules.from_dict(info["rules"]) == DEFAULT_RULES
     assert info["input"] == contract_input()
     assert info["input"]["name"] == "positions" and info["input"]["shape"] == ["N", 50]
     assert [(o["name"], o["dtype"], o["shape"]) for o in info["outputs"]] == [

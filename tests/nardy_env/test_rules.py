@@ -351,6 +351,18 @@ def test_head_exception_accepts_only_die_faces(faces):
         Rules.from_dict({"head_exception": faces})
 
 
+def test_cube_and_match_keys_accept_only_the_cubeless_single_game_played():
+    from nardy_env.rules import RulesError
+
+    assert Rules.from_dict({"cube": False, "match_length": 0, "block_rule": "home"}) == Rules(block_rule="home")
+    for bad in ({"cube": True}, {"cube": 0}, {"match_length": 7}, {"match_length": False}):
+        with pytest.raises(RulesError, match="not implemented yet") as info:
+            Rules.from_dict(bad)
+        assert next(iter(bad)) in str(info.value)
+    with pytest.raises(RulesError, match="unknown rules key"):
+        Rules.from_dict({"crawford": True})
+
+
 def test_resignation_without_mars_article_50_7():
     from nardy_env.game import resignation_points
 
