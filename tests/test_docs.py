@@ -40,3 +40,24 @@ def test_relative_links_in_the_docs_resolve():
     for doc in DOCS:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text()):
             assert (doc.parent / target).exists(), f"{doc.name} links to {target}, which does not exist"
+
+
+def test_cli_reference_lists_every_command_and_option():
+    """docs/cli.md (tools/cli_reference.py) covers the parser as it is now."""
+    import argparse
+
+    from tools.cli_reference import subcommands
+    from train.cli import build_parser
+
+    text = (ROOT / "docs" / "cli.md").read_text()
+    for name, sub in subcommands(build_parser()).items():
+        assert f"## `nardy {name}`" in text, f"docs/cli.md lacks nardy {name}: run python tools/cli_reference.py"
+        section = text.split(f"## `nardy {name}`", 1)[1].split("\n## ", 1)[0]
+        for action in sub._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            for flag in action.option_strings:
+                assert flag in section, f"docs/cli.md: nardy {name} lacks {flag}: run python tools/cli_reference.py"
+            if action.help:
+                first_words = " ".join(action.help.split()[:3])
+                assert first_words in " ".join(section.split()), f"nardy {name}: help of {action.dest} changed"

@@ -35,6 +35,12 @@ def _input_lines():
     return iter(buffer.readline, b"") if buffer is not None else sys.stdin
 
 
+def _jsonl_takes_no_position(args: argparse.Namespace, command: str) -> None:
+    if args.position is not None or args.dice:
+        raise SystemExit(f"nardy {command}: --jsonl reads positions and dice from standard input; "
+                         "drop the position and dice arguments (or drop --jsonl)")
+
+
 def _jsonl(answer) -> int:
     """FORMATS.md's JSON-lines loop: one answer per input line, flushed; errors as lines; exit 1 if any."""
     from nardy_env import NPNError
@@ -93,6 +99,7 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 
     rules = _rules(args.rules)
     if args.jsonl:
+        _jsonl_takes_no_position(args, "moves")
         return _jsonl(lambda line: moves_record(line, rules))
     plays = _for_people(args, "moves", lambda: legal_plays(args.position, args.dice, rules))
     if plays is None:
@@ -111,13 +118,38 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from train.bench import bench_core, bench_env, bench_search
 
+    if args.env and args.search:
+        print("nardy bench: choose one of --env and --search", file=sys.stderr)
+        return 2
+    misplaced = [flag for flag, value, mode in (
+        ("--num-envs", args.num_envs, args.env), ("--action-mode", args.action_mode, args.env),
+        ("--max-ply", args.max_ply, args.search), ("--positions", args.positions, args.search),
+    ) if value is not None and not mode]
+    if misplaced:
+        needs = "--env" if misplaced[0] in ("--num-envs", "--action-mode") else "--search PLAYER"
+        print(f"nardy bench: {misplaced[0]} applies with {needs} only", file=sys.stderr)
+        return 2
+    if args.search and args.games is not None:
+        print("nardy bench: --games does not apply to --search (use --positions)", file=sys.stderr)
+        return 2
+    games = 10000 if args.games is None else args.games
+    num_envs = 256 if args.num_envs is None else args.num_envs
+    action_mode = args.action_mode or "turn"
     if args.threads is not None and (args.env or args.search):
         print("nardy bench: --threads applies to the rules core benchmark only (the vector env uses every CPU "
               "this process may use; limit it with taskset)", file=sys.stderr)
         return 2
     if args.search:
         _load_players_or_exit([args.search], _rules(args.rules))
-        rows = bench_search(args.search, plies=tuple(range(args.max_ply + 1)), positions=args.positions,
+        from agents.registry import split_ply
+
+        if split_ply(args.search)[0] in ("random", "race", "heuristic"):
+            print(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
+                  "(a run, checkpoint or exported policy folder)", file=sys.stderr)
+            return 2
+        max_ply = 2 if args.max_ply is None else args.max_ply
+        positions = 40 if args.positions is None else args.positions
+        rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
                             seed=args.seed, rules=_rules(args.rules))
         if args.json:
             print(json.dumps({"player": args.search, "levels": rows}))
@@ -129,16 +161,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 print(f"| {r['ply']} | {r['positions_per_decision']:,.1f} | {r['ms_per_decision']:,.1f} |")
         return 0
     if args.env:
-        result = bench_env(args.games, num_envs=args.num_envs, action_mode=args.action_mode, seed=args.seed,
+        result = bench_env(games, num_envs=num_envs, action_mode=action_mode, seed=args.seed,
                            rules=_rules(args.rules))
         if args.json:
             print(json.dumps(result))
         else:
-            print(f"LongNardy-v0 vector env, {args.num_envs} envs, {args.action_mode} mode: "
+            print(f"LongNardy-v0 vector env, {num_envs} envs, {action_mode} mode: "
                   f"{result['games_per_s']:,.0f} games/s, {result['steps_per_s']:,.0f} steps/s "
                   f"({result['games']} games in {result['seconds']:.2f} s)")
         return 0
-    result = bench_core(args.games, seed=args.seed, rules=_rules(args.rules), threads=args.threads)
+    result = bench_core(games, seed=args.seed, rules=_rules(args.rules), threads=args.threads)
     if args.json:
         print(json.dumps(result))
     else:
@@ -248,8 +280,12 @@ def _hint_player(args: argparse.Namespace, rules):
     from nardy_env.players import PlayerNotFound, load_player
     from train.hint import default_player_spec
 
+    if args.policy and args.player:
+        raise SystemExit(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
     spec = args.policy or args.player or default_player_spec()
     base, ply = split_ply(spec)
+    if args.ply is not None and "@" in spec and args.ply != ply:
+        raise SystemExit(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
         if args.ply and base in ("random", "race", "heuristic"):
             raise SystemExit(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "
@@ -275,6 +311,8 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     rules = _rules(args.rules)
     player = _hint_player(args, rules)
     if args.jsonl:
+        _jsonl_takes_no_position(args, "hint")
+
         def answer(line: str) -> dict:
             out = moves_record(line, rules)
             out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)
@@ -393,11 +431,15 @@ def _cmd_train(args: argparse.Namespace) -> int:
             print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: "
                   f"nardy train --resume {run_dir}", flush=True)
             return 130
+        actors = stats.get("actors", 0)
         print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
-              f"(evaluations excluded) with {stats.get('actors', 0)} actors; last window "
+              f"(evaluations excluded) with {actors} actor{'' if actors == 1 else 's'}; last window "
               f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
               f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
               flush=True)
+        if not trainer.finished:
+            print(f"stopped by --max-seconds at {trainer.games} of {config.total_games} games; checkpoint "
+                  f"saved. Continue with: nardy train --resume {run_dir}", flush=True)
     had_final = trainer.final_evaluation is not None
     record = trainer.finish()
     if record is not None:
@@ -452,9 +494,18 @@ _PLY = _at_least(0)
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
     parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
-    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU)")
+    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 200 games)")
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--rules", help="rule variants as JSON")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nardy")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -462,6 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nardy", description="Train, measure and ship players of Long Nardy."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     moves = sub.add_parser("moves", help="list the legal plays of a position and roll",
@@ -475,18 +527,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure the rules core with random games",
                            description="Play random games through the batched rules core and time them.")
-    bench.add_argument("--games", type=_COUNT, default=10000, help="games to play (default 10000)")
+    bench.add_argument("--games", type=_COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
-    bench.add_argument("--num-envs", type=_COUNT, default=256, help="sub-environments for --env (default 256)")
-    bench.add_argument("--action-mode", choices=["turn", "checker"], default="turn", help="action mode for --env")
+    bench.add_argument("--num-envs", type=_COUNT, default=None, help="sub-environments for --env (default 256)")
+    bench.add_argument("--action-mode", choices=["turn", "checker"], default=None,
+                       help="action mode for --env (default turn)")
     bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
-    bench.add_argument("--max-ply", type=_PLY, default=2, help="deepest search level for --search (default 2)")
-    bench.add_argument("--positions", type=_COUNT, default=40, help="decisions per level for --search (default 40)")
+    bench.add_argument("--max-ply", type=_PLY, default=None, help="deepest search level for --search (default 2)")
+    bench.add_argument("--positions", type=_COUNT, default=None,
+                       help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
     player_help = "a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; append @N to search N plies"
@@ -518,8 +572,14 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--rules", help="rule variants as JSON")
     hint.set_defaults(func=_cmd_hint)
 
-    play = sub.add_parser("play", help="play a game in the terminal against any player",
-                          description="Play Long Nardy in the terminal. Type 'help' at the prompt.")
+    play = sub.add_parser(
+        "play", help="play a game in the terminal against any player",
+        description="Play Long Nardy in the terminal. On your turn type a play as moves in common point "
+                    "numbers ('24/18 18/13'; '6/off' or '6/0' bears off) or the number of a play from the list, "
+                    "then confirm it (y or Enter) or undo it. Commands: list, hint (the opponent's ranking of "
+                    "your plays), resign, quit, help. Resigning concedes a single game when you have borne "
+                    "a checker off or the roll lets you (RULES.md 50.7), else the mars. The score is kept "
+                    "over the games of the session.")
     play.add_argument("--against", help=player_help + " (default: the shipped player, else heuristic)")
     play.add_argument("--ply", type=_PLY, default=None, help="the opponent's search depth")
     play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
@@ -530,11 +590,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
                         description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
-    tr.add_argument("--config", help="YAML file of settings overriding the defaults (configs/*.yaml)")
-    tr.add_argument("--out", help="run directory (default runs/<config name>)")
+    tr.add_argument("--config", help="YAML file of settings overriding the defaults (configs/*.yaml); "
+                                     "required unless --resume")
+    tr.add_argument("--out", help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
+                                  "when that one is taken)")
     tr.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     tr.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
-    tr.add_argument("--max-seconds", type=float, default=None, help="stop (with a checkpoint) after this long")
+    tr.add_argument("--max-seconds", type=float, default=None,
+                    help="stop (with a checkpoint) after this many seconds; --resume continues")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one setting of the config file (repeatable), e.g. --set actors=1")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,0 +1,64 @@
+"""Write docs/cli.md: every ``nardy`` command's --help, as the installed parser prints it.
+
+    python tools/cli_reference.py            # rewrite docs/cli.md
+    python tools/cli_reference.py --check    # exit 1 if docs/cli.md is out of date
+
+``tests/test_docs.py`` checks that every command and option appears in the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = ROOT / "docs" / "cli.md"
+
+INTRO = """# The `nardy` command
+
+Every command and option, as `nardy COMMAND --help` prints it (written by
+`python tools/cli_reference.py`). Players are named the same way everywhere: a
+bot (`random`, `race`, `heuristic`), a run directory or checkpoint file, or an
+exported policy folder, with `@N` appended to search N plies
+([agents.md](agents.md)). Positions are NPN strings ([formats.md](formats.md)).
+"""
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subparsers of the ``nardy`` parser, by name, in the order of ``nardy --help``."""
+    for action in parser._actions:  # argparse keeps them here; there is no public accessor
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def render() -> str:
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: fix it for a stable file
+    from train.cli import build_parser
+
+    parser = build_parser()
+    parts = [INTRO, "```\n" + parser.format_help().rstrip() + "\n```\n"]
+    for name, sub in subcommands(parser).items():
+        parts.append(f"## `nardy {name}`\n\n```\n{sub.format_help().rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only check that docs/cli.md is up to date")
+    args = ap.parse_args()
+    text = render()
+    if args.check:
+        if TARGET.read_text() != text:
+            print(f"{TARGET} is out of date: run python tools/cli_reference.py", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text)
+    print(f"wrote {TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
