@@ -45,8 +45,10 @@ class TrainConfig:
     hidden: tuple[int, ...] = (128, 64)
     """Hidden layer sizes of the network."""
     total_games: int = 100_000
-    """Self-play games to train on; the run stops after this many. ``--resume --set
-    total_games=N`` trains a run further: the schedules go on from the values reached."""
+    """Self-play games to train on; the run stops once it has played this many. Games come
+    in whole tasks of ``games_per_task``, so the count reached may pass it by less than
+    one task per actor. ``--resume --set total_games=N`` trains a run further: the
+    schedules go on from the values reached."""
     actors: int = 0
     """Self-play actors (Ray workers); 0 = one per CPU of the Ray cluster."""
     games_per_task: int = 128
@@ -188,5 +190,9 @@ def load_config(path: str | Path | None, **overrides: Any) -> TrainConfig:
             raise ConfigError(f"{path}: expected a mapping of settings at the top level")
         data.update(loaded)
         data.setdefault("name", path.stem)
-    data.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(data, where=str(path) if path else "config")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    data.update(given)
+    where = str(path) if path else "config"
+    if given:  # a bad value may come from the command line rather than the file: say so
+        where += f" with --set {', '.join(sorted(given))}"
+    return TrainConfig.from_dict(data, where=where)

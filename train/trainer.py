@@ -460,8 +460,11 @@ class Trainer:
         if self.progress:
             from tqdm import tqdm
 
+            # One rate on the bar: the postfix's games/s of the last log window (tqdm's own
+            # average would count evaluation pauses too).
             bar = tqdm(total=c.total_games, initial=self.games, unit="game", desc=f"train {c.name}",
-                       dynamic_ncols=True)
+                       dynamic_ncols=True,
+                       bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]")
         next_eval = (self.games // c.eval_every_games + 1) * c.eval_every_games if c.eval_every_games else None
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
         window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
