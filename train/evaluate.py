@@ -179,13 +179,25 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dic
     return play_pairs(load_player(spec_a, r), load_player(spec_b, r), pair_ids, seed, r, threads=1)
 
 
+GAMES_PER_WORKER = 200
+"""Below this many games a match gains nothing from another worker process (each costs
+seconds to start: imports, numba cache, the players)."""
+
+
+def default_workers(games: int) -> int:
+    """Worker processes for a match of ``games`` when none are asked for."""
+    return max(1, min(available_cpus(), games // GAMES_PER_WORKER))
+
+
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None) -> MatchResult:
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
-    games (default: one per CPU); player objects run in this process. Every
+    games (default: one per CPU, but no more than one per ``GAMES_PER_WORKER``
+    games, since starting a worker process costs seconds); player objects run
+    in this process. Every
     pair's dice come from (seed, pair index), so with deterministic players
     (the bots, the TD network) the result does not depend on the number of
     workers; a randomising player draws from one stream per chunk of pairs
@@ -198,7 +210,7 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     n_pairs = games // 2
     name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", "A")
     name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", "B")
-    workers = available_cpus() if workers is None else max(1, workers)
+    workers = default_workers(games) if workers is None else max(1, workers)
     if chunk_pairs is None:
         chunk_pairs = max(1, min(250, math.ceil(n_pairs / workers)))
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
