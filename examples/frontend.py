@@ -38,11 +38,10 @@ def encode(result):
 
 
 def best_result(session, results):
-    """Steps 3-4: run the graph, take the highest equity; ties go to the earliest result."""
+    """Steps 3-4: the highest equity (a finished result gets its exact points in the graph
+    itself); ties go to the earliest result."""
     raw = np.array([encode(r) for r in results], dtype=np.float32)
-    equity = session.run(["equity"], {"positions": raw})[0]
-    # The graph gives a finished result its exact points (+1, or +2 for mars) itself.
-    return results[int(np.argmax(equity))]
+    return results[int(np.argmax(session.run(["equity"], {"positions": raw})[0]))]
 
 
 def opening(rng, rules):
@@ -59,6 +58,8 @@ def main():
     parser.add_argument("policy", type=Path, help="an exported policy folder")
     parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
     args = parser.parse_args()
+    if not (args.policy / "policy.json").is_file():
+        parser.error(f"{args.policy} is not an exported policy folder (no policy.json)")
     info = json.loads((args.policy / "policy.json").read_text())
     assert info["format"] == "nardy-policy/1", info["format"]
     rules = Rules.from_dict(info["rules"])

@@ -85,6 +85,9 @@ def non_double_bound() -> int:
 
 
 def main() -> None:
+    import argparse
+
+    argparse.ArgumentParser(description=(__doc__ or "").strip().splitlines()[0]).parse_args()
     for k, (count, spread) in sorted(double_bound().items()):
         print(f"double, {k} dice: at most {count} positions (checkers per point {spread})")
     print(f"non-double: at most {non_double_bound()} positions")

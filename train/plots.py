@@ -104,7 +104,7 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         return left + (w - left - right) * (v - lo) / span
 
     first = ladder["ratings"][0]["player"]
-    draw.text((w / 2, 18), f"Elo ratings against {first} ({ladder['games_per_pair']} paired games a match, 95% CI)",
+    draw.text((w / 2, 18), f"Elo ratings against {first} ({ladder['games_per_pair']} games = {ladder['games_per_pair'] // 2} dice pairs a match, 95% CI)",
               fill="black", font=font, anchor="mm")
     for k in range(round(span / step) + 1):
         v = lo + step * k
