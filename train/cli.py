@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 __all__ = ["main"]
 
@@ -35,10 +36,16 @@ def _input_lines():
     return iter(buffer.readline, b"") if buffer is not None else sys.stdin
 
 
+def _usage_error(message: str) -> NoReturn:
+    """Options that contradict each other: say which, exit 2 as argparse does."""
+    print(message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _jsonl_takes_no_position(args: argparse.Namespace, command: str) -> None:
     if args.position is not None or args.dice:
-        raise SystemExit(f"nardy {command}: --jsonl reads positions and dice from standard input; "
-                         "drop the position and dice arguments (or drop --jsonl)")
+        _usage_error(f"nardy {command}: --jsonl reads positions and dice from standard input; "
+                     "drop the position and dice arguments (or drop --jsonl)")
 
 
 def _jsonl(answer) -> int:
@@ -281,11 +288,11 @@ def _hint_player(args: argparse.Namespace, rules):
     from train.hint import default_player_spec
 
     if args.policy and args.player:
-        raise SystemExit(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
+        _usage_error(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
     spec = args.policy or args.player or default_player_spec()
     base, ply = split_ply(spec)
     if args.ply is not None and "@" in spec and args.ply != ply:
-        raise SystemExit(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
+        _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
         if args.ply and base in ("random", "race", "heuristic"):
             raise SystemExit(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "

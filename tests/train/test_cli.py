@@ -204,3 +204,35 @@ def test_moves_jsonl_agrees_with_the_reference_on_random_game_positions():
         assert [p["result"] for p in rec["plays"]] == rec["results"]
         for play in rec["plays"]:
             assert _apply(position, play["moves"]) == play["result"]
+
+
+@pytest.mark.parametrize(("args", "stdin", "message"), [
+    (("moves", "--jsonl", START_NPN, "6", "5"), "", "--jsonl reads positions and dice from standard input"),
+    (("hint", "--jsonl", START_NPN), "", "--jsonl reads positions and dice from standard input"),
+    (("hint", "--player", "heuristic", "--policy", "checkpoints/default", START_NPN, "6", "5"), None,
+     "give one player"),
+    (("hint", "--player", "checkpoints/default@1", "--ply", "0", START_NPN, "6", "5"), None, "give the depth once"),
+    (("bench", "--num-envs", "4"), None, "--num-envs applies with --env only"),
+    (("bench", "--max-ply", "1"), None, "--max-ply applies with --search PLAYER only"),
+    (("bench", "--env", "--search", "heuristic"), None, "choose one of --env and --search"),
+    (("bench", "--search", "heuristic"), None, "a bot does not search"),
+    (("bench", "--search", "checkpoints/default", "--games", "10"), None, "--games does not apply to --search"),
+])
+def test_conflicting_options_are_errors_not_silently_resolved(args, stdin, message):
+    out = run(*args, stdin=stdin)
+    assert out.returncode == 2, out.stdout
+    assert message in out.stderr
+
+
+def test_version_and_set_errors_that_name_their_source():
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.startswith("nardy ")
+    out = run("train", "--config", "configs/smoke.yaml", "--set", "actors=abc")
+    assert out.returncode == 2 and "with --set actors" in out.stderr and "must be an integer" in out.stderr
+
+
+def test_short_matches_use_one_worker_by_default():
+    from train.evaluate import GAMES_PER_WORKER, default_workers
+
+    assert default_workers(40) == 1 and default_workers(GAMES_PER_WORKER - 2) == 1
+    assert 1 <= default_workers(100_000) <= (os.cpu_count() or 1)
