@@ -12,9 +12,10 @@ The probabilities also respect what the position itself settles
 (``known_outcomes``): a position where I have borne off all 15 is a win for
 certain (mars when the opponent has none off); no mars is possible against a
 side that has borne off a checker, so that mass goes to the single result.
-The training loss works on the raw ``logits``; playing, search and the
-exported graph see the settled probabilities, so an immediate win is worth
-exactly its points and no unfinished position can be worth more.
+The training loss works on the raw ``logits``; its TD targets, playing,
+search and the exported graph all see the settled probabilities (``forward``),
+so an immediate win is worth exactly its points and every unfinished position
+strictly less.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
 """Points of each outcome: equity = outcomes @ EQUITY_WEIGHTS."""
 
 _POINTS = 24
+_NEVER_CERTAIN = 1.0 - 2.0**-20
+"""The most probability an unfinished position gives its best outcome (``known_outcomes``)."""
 _CHECKERS = 15.0
 _START_PIPS = 360.0
 
@@ -90,8 +93,14 @@ def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
     - The opponent has borne off a checker: I cannot win a mars, so
       ``win_mars`` moves into ``win``; I have borne off one: ``lose_mars``
       moves into ``lose``.
+    - An unfinished position is never quite a certain win: its best outcome
+      (``win_mars``, or ``win`` once no mars is possible) is capped at
+      ``1 - 2**-20`` (the rest moves one step down). So its equity stays
+      strictly below that of winning now even where float32 saturates, and a
+      plain argmax over a roll's results plays the win, whatever the order of
+      the results (FORMATS.md breaks exact ties by that order).
 
-    Element-wise ops only (``torch.where``), so the ONNX export carries it.
+    Element-wise ops only (``torch.where``, ``clamp``), so the ONNX export carries it.
     """
     win, win_mars, lose, lose_mars = outcomes.unbind(dim=-1)
     mine, theirs = raw[..., 48], raw[..., 49]
@@ -99,6 +108,10 @@ def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
     one = torch.ones_like(win)
     win, win_mars = torch.where(theirs > 0, win + win_mars, win), torch.where(theirs > 0, zero, win_mars)
     lose, lose_mars = torch.where(mine > 0, lose + lose_mars, lose), torch.where(mine > 0, zero, lose_mars)
+    capped = win_mars.clamp(max=_NEVER_CERTAIN)
+    win, win_mars = win + (win_mars - capped), capped
+    capped = win.clamp(max=_NEVER_CERTAIN)
+    win, lose = capped, lose + (win - capped)
     i_won = mine >= _CHECKERS
     they_won = (theirs >= _CHECKERS) & ~i_won
     win = torch.where(i_won, torch.where(theirs > 0, one, zero), torch.where(they_won, zero, win))
@@ -109,7 +122,7 @@ def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
 
 
 class TDNetwork(nn.Module):
-    """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax)."""
+    """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax, then ``known_outcomes``)."""
 
     def __init__(self, hidden: Sequence[int] = (128, 64)) -> None:
         super().__init__()

@@ -127,3 +127,23 @@ def test_outcomes_settled_by_the_position_are_exact():
     # So no unfinished position is worth more than winning now.
     equity = net.equity(torch.from_numpy(p)).numpy()
     assert equity[3] <= 1 and equity[5] <= 1 and equity[1] == 1 and equity[0] == 2
+
+
+def test_an_unfinished_position_is_worth_strictly_less_than_winning_now():
+    """Even where float32 saturates, so FORMATS.md's first-result tie-break cannot skip a win."""
+    net = TDNetwork((8,))
+    with torch.no_grad():
+        net.body[-1].weight.zero_()
+        net.body[-1].bias.copy_(torch.tensor([0.0, 200.0, 0.0, 0.0]))  # softmax gives win_mars = 1.0
+    raw = np.zeros((4, 50), dtype=np.float32)
+    raw[:, 0] = 1
+    raw[1, 49] = 3                       # unfinished, no mars possible
+    raw[2, [0, 48, 49]] = (0, 15, 0)     # won now: mars
+    raw[3, [0, 48, 49]] = (0, 15, 3)     # won now: oin
+    with torch.no_grad():
+        assert torch.softmax(net.logits(torch.from_numpy(raw)), -1)[0, 1].item() == 1.0
+        p = net(torch.from_numpy(raw))
+        equity = net.equity(p).numpy()
+    assert equity[0] < equity[2] == 2.0 and equity[0] > 2.0 - 1e-5
+    assert equity[1] < equity[3] == 1.0 and equity[1] > 1.0 - 1e-5
+    np.testing.assert_allclose(p.sum(1).numpy(), 1, atol=1e-6)

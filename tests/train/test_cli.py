@@ -236,3 +236,14 @@ def test_short_matches_use_one_worker_by_default():
 
     assert default_workers(40) == 1 and default_workers(GAMES_PER_WORKER - 2) == 1
     assert 1 <= default_workers(100_000) <= (os.cpu_count() or 1)
+
+
+def test_shipped_policy_ranks_winning_now_first_for_black_too():
+    """A saturated unfinished result sorts before the win for black; the graph keeps it below."""
+    line = json.dumps({"position": "0,0,0,0,0,0,0,0,0,0,0,0,-1,0,0,0,-1,0,0,0,0,0,0,15:0,13:b", "dice": [5, 1]})
+    out = run("hint", "--jsonl", "--policy", "checkpoints/default", stdin=line + "\n")
+    assert out.returncode == 0, out.stderr
+    ranked = json.loads(out.stdout)["ranked"]
+    assert ranked[0]["result"].endswith(":0,15:w") and ranked[0]["equity"] == 2.0
+    assert all(r["equity"] < 2.0 for r in ranked[1:])
+    assert sorted(r["result"] for r in ranked)[0] != ranked[0]["result"]  # the tie-break alone would skip it
