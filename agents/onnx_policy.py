@@ -71,8 +71,10 @@ def contract_outputs() -> list[dict[str, Any]]:
     return [
         {"name": "outcomes", "dtype": "float32", "shape": ["N", len(OUTCOME_NAMES)],
          "columns": list(OUTCOME_NAMES),
-         "description": "probabilities (softmax, summing to 1) that the game ends as "
-                        "[I win single, I win mars, I lose single, I lose mars]"},
+         "description": "probabilities, summing to 1, that the game ends as "
+                        "[I win single, I win mars, I lose single, I lose mars]; exact where the "
+                        "position settles it (I have borne off 15: a win; no mars against a side "
+                        "with a checker off), and below certainty for an unfinished position"},
         {"name": "equity", "dtype": "float32", "shape": ["N"],
          "weights": list(EQUITY_WEIGHTS),
          "description": "win + 2*win_mars - lose - 2*lose_mars: cubeless points for me"},
@@ -157,7 +159,7 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     return info
 
 
-def _session(model: str | Path | bytes, threads: int):
+def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     try:
         import onnxruntime as ort
     except ImportError:
@@ -171,7 +173,7 @@ def _session(model: str | Path | bytes, threads: int):
     try:
         return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own classes for unreadable graphs
-        where = "the model" if isinstance(model, bytes) else str(model)
+        where = where or ("the model" if isinstance(model, bytes) else str(model))
         raise PolicyError(f"onnxruntime cannot load {where}: {str(exc).strip()}") from None
 
 
@@ -209,17 +211,23 @@ class OnnxEvaluator:
     """
 
     def __init__(self, model: str | Path | bytes, threads: int = 1) -> None:
-        self.session = _session(model, threads)
-        _check_io(self.session, "the model" if isinstance(model, bytes) else str(model))
-        self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
+        where = "the model" if isinstance(model, bytes) else str(model)
+        if not isinstance(model, bytes):
+            try:
+                model = Path(model).read_bytes()
+            except OSError as exc:
+                raise PolicyError(f"cannot read {where}: {exc.strerror or exc}") from None
+        # The graph's bytes as loaded, so a copy runs exactly this graph, whatever happens to the file.
         self._model = model
         self._threads = threads
+        self.session = _session(model, threads, where)
+        _check_io(self.session, where)
+        self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
 
     def __getstate__(self) -> dict[str, Any]:
         # An onnxruntime session cannot be pickled: a copy (deepcopy, a worker
         # process) carries the graph's bytes and builds its own session.
-        model = self._model if isinstance(self._model, bytes) else Path(self._model).read_bytes()
-        return {"model": model, "threads": self._threads}
+        return {"model": self._model, "threads": self._threads}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["model"], state["threads"])  # type: ignore[misc]
