@@ -122,8 +122,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         mask = b.action_mask()[0]
         for agent in self.agents:
             self.infos[agent] = {"player": Color(AGENTS.index(agent)), "dice": b.dice[0].copy()}
-        # Once the game is over nobody may act: the mask is all zeros, as in observe().
-        self.infos[self.agent_selection]["action_mask"] = np.zeros_like(mask) if b.over[0] else mask.copy()
+        if b.over[0]:  # nobody may act any more: every mask is all zeros, as in observe()
+            for agent in self.agents:
+                self.infos[agent]["action_mask"] = np.zeros_like(mask)
+        else:
+            self.infos[self.agent_selection]["action_mask"] = mask.copy()
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if options:

@@ -247,7 +247,8 @@ class LongNardyEnv(gym.Env):
         self.action_space = spaces.Discrete(MAX_RESULTS if action_mode == "turn" else NUM_CHECKER_ACTIONS)
         low, high = observation_bounds(obs_mode)
         self.observation_space = spaces.Box(low, high, dtype=np.float32)
-        self._started = False
+        self._started = False  # generators set up (by the first reset or a seed)
+        self._playable = False  # a game in progress or just ended: reset() succeeded
 
     def _result(self) -> tuple[np.ndarray, dict[str, Any]]:
         b = self.batch
@@ -273,8 +274,8 @@ class LongNardyEnv(gym.Env):
         self._started = True
         _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
                                   np.zeros(1, dtype=np.int64), preset)
+        self._playable = not terminated[0]
         if terminated[0]:
-            self._started = False
             raise ValueError(opponent_ended_preset(options))
         if self.render_mode == "human":
             self.render()
@@ -282,12 +283,12 @@ class LongNardyEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """bool ``[n_actions]``: the legal actions now (``info["action_mask"]`` as bools)."""
-        if not self._started:
+        if not self._playable:
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.batch.action_mask()[0].astype(bool)
 
     def step(self, action):
-        if not self._started:
+        if not self._playable:
             raise gym.error.ResetNeeded("call reset() before step()")
         b = self.batch
         if b.over[0]:
@@ -306,7 +307,7 @@ class LongNardyEnv(gym.Env):
         if self.render_mode is None:
             gym.logger.warn('call gymnasium.make("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
             return None
-        if not self._started:
+        if not self._playable:
             raise gym.error.ResetNeeded("call reset() before render()")
         if self.render_mode == "ansi":
             return render_text(self.batch, 0)

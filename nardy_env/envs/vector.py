@@ -161,7 +161,8 @@ class LongNardyVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self._autoreset = np.zeros(num_envs, dtype=bool)
         self._steps = np.zeros(num_envs, dtype=np.int64)
-        self._started = False
+        self._started = False  # generators set up (by the first reset or a seed)
+        self._playable = False  # reset() succeeded
         self._all = np.arange(num_envs, dtype=np.int64)
 
     def _result(self) -> tuple[np.ndarray, dict[str, Any]]:
@@ -181,7 +182,7 @@ class LongNardyVectorEnv(VectorEnv):
     def _check_open(self, what: str) -> None:
         if self.closed:
             raise error.ClosedEnvironmentError(f"{what}() on a closed LongNardyVectorEnv")
-        if not self._started:
+        if not self._playable:
             raise error.ResetNeeded(f"call reset() before {what}()")
 
     def action_masks(self) -> np.ndarray:
@@ -210,8 +211,8 @@ class LongNardyVectorEnv(VectorEnv):
         self._autoreset[:] = False
         self._steps[:] = 0
         _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all, presets)
+        self._playable = not terminated.any()
         if terminated.any():
-            self._started = False
             raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))
         return self._result()
 

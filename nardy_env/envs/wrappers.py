@@ -33,6 +33,10 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._legal = np.flatnonzero(info["action_mask"])
         return obs, info
 
+    def action_masks(self) -> np.ndarray:
+        """Every action is legal through this wrapper (a masking algorithm sees no mask)."""
+        return np.ones(self.action_space.n, dtype=bool)  # type: ignore[attr-defined]
+
     def step(self, action: Any):
         k = as_action(action)
         obs, reward, terminated, truncated, info = self.env.step(int(self._legal[k % self._legal.size]))
@@ -58,6 +62,11 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
         obs, info = self.env.reset(**kwargs)
         self._mask = np.asarray(info["action_mask"], dtype=bool)
         return obs, info
+
+    def action_masks(self) -> np.ndarray:
+        """Every action of every sub-env is legal through this wrapper."""
+        n = int(self.single_action_space.n)  # type: ignore[attr-defined]
+        return np.ones((self.num_envs, n), dtype=bool)
 
     def step(self, actions: Any):
         if self._mask is None:

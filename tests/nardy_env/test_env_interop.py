@@ -108,13 +108,16 @@ def test_vector_any_action_legal_finishes_games_with_any_actions(action_mode):
     assert finished > 0
 
 
-def test_vector_any_action_legal_plays_exactly_the_expected_action():
-    plain = make_vec(4, action_mode="checker")
-    wrapped = VectorAnyActionLegal(make_vec(4, action_mode="checker"))
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_vector_any_action_legal_plays_exactly_the_expected_action(action_mode):
+    plain = make_vec(4, action_mode=action_mode)
+    wrapped = VectorAnyActionLegal(make_vec(4, action_mode=action_mode))
     _, info = plain.reset(seed=9)
     wrapped.reset(seed=9)
+    assert wrapped.action_masks().all()  # a masking algorithm sees every action as legal
     rng = np.random.default_rng(2)
-    for _ in range(300):
+    finished = 0
+    for _ in range(300 if action_mode == "turn" else 1200):
         mask = info["action_mask"].astype(bool)
         k = rng.integers(0, 1000, 4)
         expected = np.array([np.flatnonzero(m)[j % m.sum()] for m, j in zip(mask, k, strict=True)])
@@ -123,6 +126,8 @@ def test_vector_any_action_legal_plays_exactly_the_expected_action():
         np.testing.assert_array_equal(obs_a, obs_b)
         np.testing.assert_array_equal(rew_a, rew_b)
         np.testing.assert_array_equal(term_a, term_b)
+        finished += int(term_a.sum())
+    assert finished > 0  # through games' ends and autoresets
 
 
 def test_reset_refuses_a_preset_the_opponent_wins_before_the_agent_moves():
@@ -133,6 +138,22 @@ def test_reset_refuses_a_preset_the_opponent_wins_before_the_agent_moves():
         env.step(0)
     obs, info = env.reset(seed=0)  # and a plain reset starts a normal game
     assert info["action_mask"].any()
+
+    # A refused preset does not lose the env's seeding: what follows is still reproducible.
+    def after_a_refusal() -> list[np.ndarray]:
+        e = gym.make("LongNardy-v0", opponent="random", agent_color="white")
+        e.reset(seed=5)
+        with pytest.raises(ValueError):
+            e.reset(options={"position": BLACK_WINS_AT_ONCE, "dice": [6, 6]})
+        obs, info = e.reset()
+        seen = [obs]
+        for _ in range(20):
+            obs, _reward, _terminated, _truncated, info = e.step(int(np.flatnonzero(info["action_mask"])[0]))
+            seen.append(obs)
+        return seen
+
+    for a, b in zip(after_a_refusal(), after_a_refusal(), strict=True):
+        np.testing.assert_array_equal(a, b)
     # The agent itself to move from that position is fine.
     env = gym.make("LongNardy-v0", opponent="random", agent_color="black")
     _, info = env.reset(seed=0, options={"position": BLACK_WINS_AT_ONCE, "dice": [6, 6]})
@@ -184,5 +205,5 @@ def test_pettingzoo_render_test_and_masks_at_the_end():
     game.step(0)
     for agent in ("white", "black"):
         assert game.terminations[agent]
-        assert not game.infos[agent].get("action_mask", np.zeros(1)).any()
+        assert game.infos[agent]["action_mask"].shape == (3060,) and not game.infos[agent]["action_mask"].any()
         assert not game.observe(agent)["action_mask"].any()
