@@ -86,11 +86,13 @@ def _parse_int(text: str, field: str) -> int:
     text = text.strip()
     if not _INTEGER.fullmatch(text):
         raise NPNError(field, f"{text!r} is not an integer")
-    if len(text.lstrip("-").lstrip("0")) > 3:  # no count has more than two digits
+    sign = "-" if text.startswith("-") else ""
+    digits = text.lstrip("-").lstrip("0") or "0"
+    if len(digits) > 2:  # no count has more than two digits; never convert a huge number
         shown = text if len(text) <= 24 else text[:20] + "..."
         bounds = f"-{NUM_CHECKERS}..{NUM_CHECKERS}" if field.startswith("point") else f"0..{NUM_CHECKERS}"
         raise NPNError(field, f"{shown} is out of range {bounds}")
-    return int(text)
+    return int(sign + digits)
 
 
 def parse_npn(text: str) -> tuple[np.ndarray, Color]:

@@ -43,6 +43,11 @@ def test_flip_gives_the_same_position_with_the_other_side_to_move():
     assert (flip(flip(state)) == state).all()
 
 
+def test_leading_zeros_are_read_as_the_number():
+    state, side = parse_npn(START_NPN.replace(",15:", "," + "0" * 5000 + "15:"))
+    assert format_npn(state, side) == START_NPN
+
+
 def test_surrounding_whitespace_is_ignored():
     state, side = parse_npn(f"  {START_NPN}\n")
     assert format_npn(state, side) == START_NPN
@@ -72,6 +77,8 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace(",15:", ",-" + "1" * 30 + ":"), "point 24"),
     (START_NPN.replace(",15:", "," + "9" * 5000 + ":"), "point 24"),
     (START_NPN.replace(":0,0:", ":" + "9" * 5000 + ",0:"), "white off"),
+    (START_NPN.replace(",15:", "," + "0" * 5000 + "16:"), "point 24"),
+    (START_NPN.replace(",15:", ",100:"), "point 24"),
 ])
 def test_malformed_npn_names_the_wrong_field(text, field):
     with pytest.raises(NPNError) as info:
