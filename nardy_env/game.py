@@ -55,6 +55,11 @@ def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
     roll bears one off), may resign conceding a single game, 1 point. So may a
     player who has already borne a checker off (no mars is possible). Any
     other resignation concedes the mars it cannot rule out, 2 points.
+
+    "Certain whatever is rolled" is judged over the one roll to come, not
+    over the turns after it: a player sure to bear off in two turns, with the
+    opponent far from finishing, still concedes 2 points by resigning now (a
+    conservative reading: it never grants a single game that is not secured).
     """
     state = np.asarray(state, dtype=np.int8)
     if state[OFF_MOVER] > 0:

@@ -36,6 +36,13 @@ def _input_lines():
     return iter(buffer.readline, b"") if buffer is not None else sys.stdin
 
 
+def _is_bot(name: str) -> bool:
+    """A player that only scores positions and cannot search: random or a baseline bot."""
+    from agents.bots import BOTS
+
+    return name == "random" or name in BOTS
+
+
 def _usage_error(message: str) -> NoReturn:
     """Options that contradict each other: say which, exit 2 as argparse does."""
     print(message, file=sys.stderr)
@@ -150,7 +157,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _load_players_or_exit([args.search], _rules(args.rules))
         from agents.registry import split_ply
 
-        if split_ply(args.search)[0] in ("random", "race", "heuristic"):
+        if _is_bot(split_ply(args.search)[0]):
             print(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
                   "(a run, checkpoint or exported policy folder)", file=sys.stderr)
             return 2
@@ -291,12 +298,12 @@ def _hint_player(args: argparse.Namespace, rules):
         _usage_error(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
     spec = args.policy or args.player or default_player_spec()
     base, ply = split_ply(spec)
-    if args.ply is not None and "@" in spec and args.ply != ply:
+    if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
-        if args.ply and base in ("random", "race", "heuristic"):
-            raise SystemExit(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "
-                             "search needs a network player (a run, checkpoint or exported folder)")
+        if args.ply and _is_bot(base):
+            _usage_error(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "
+                         "search needs a network player (a run, checkpoint or exported folder)")
         ply = args.ply
     if args.policy:
         from agents.onnx_policy import PolicyError, load_policy
@@ -409,7 +416,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             if not args.config:
                 print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
                 return 2
-            config = load_config(args.config, **_overrides(args.set))
+            config = load_config(args.config, overrides_from="--set", **_overrides(args.set))
             run_dir = Path(args.out) if args.out else default_run_dir(config)
         trainer = Trainer(config, run_dir, resume=bool(args.resume), address=args.address,
                           progress=not args.quiet)

@@ -173,8 +173,12 @@ class TrainConfig:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
 
 
-def load_config(path: str | Path | None, **overrides: Any) -> TrainConfig:
-    """Defaults, overridden by a YAML file (if given), then by ``overrides``."""
+def load_config(path: str | Path | None, overrides_from: str = "overrides", **overrides: Any) -> TrainConfig:
+    """Defaults, overridden by a YAML file (if given), then by ``overrides``.
+
+    ``overrides_from`` names where the overrides came from in error messages
+    (the CLI passes ``"--set"``).
+    """
     data: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
@@ -194,5 +198,5 @@ def load_config(path: str | Path | None, **overrides: Any) -> TrainConfig:
     data.update(given)
     where = str(path) if path else "config"
     if given:  # a bad value may come from the command line rather than the file: say so
-        where += f" with --set {', '.join(sorted(given))}"
+        where += f" with {overrides_from} {', '.join(sorted(given))}"
     return TrainConfig.from_dict(data, where=where)
