@@ -18,10 +18,12 @@ def _cell(v: int) -> str:
     return f"{'W' if v > 0 else 'B'}{abs(v):>2d}"
 
 
-def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None) -> str:
+def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None,
+               caption: str | None = None) -> str:
     """The board in common numbering, borne-off counts, pip counts, whose turn and the dice.
 
     White moves 24 -> 1 (home 1-6), black 12 -> 1 -> 24 -> 13 (home 13-18).
+    ``caption`` replaces the last line ("White to move, dice 6-5"), e.g. with a result.
     """
     npn = format_npn(state, side)
     common = [int(x) for x in npn.split(":")[0].split(",")]
@@ -35,14 +37,16 @@ def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None
 
     def row(points: range, values: bool) -> str:
         cells = [_cell(common[p - 1]) if values else f"{p:>3d}" for p in points]
-        return " " + " ".join(cells[:6]) + "  |" + " ".join(cells[6:])
+        return " " + " ".join(cells[:6]) + "  | " + " ".join(cells[6:])
 
-    rule = " " + "-" * 23 + "--+" + "-" * 24
+    rule = " " + "-" * 23 + "--+" + "-" * 25
+    middle = " " * 26 + "|"  # keeps each half's checkers next to its own point numbers
+    turn = f" {'White' if side == Color.WHITE else 'Black'} to move" + (
+        f", dice {dice[0]}-{dice[1]}" if dice is not None else "")
     lines = [
-        row(top, False), rule, row(top, True), row(bottom, True), rule, row(bottom, False),
+        row(top, False), rule, row(top, True), middle, row(bottom, True), rule, row(bottom, False),
         f" off: white {white_off:>2d}, black {black_off:>2d}    pips: white {white_pips}, black {black_pips}",
-        f" {'White' if side == Color.WHITE else 'Black'} to move"
-        + (f", dice {dice[0]}-{dice[1]}" if dice is not None else ""),
+        turn if caption is None else f" {caption}",
     ]
     return "\n".join(lines)
 

@@ -36,9 +36,9 @@ def render_text(batch: GameBatch, row: int) -> str:
     if batch.over[row]:
         winner = side.other
         points = int(batch.last_points[row])
-        text = board_text(state, side).rsplit("\n", 1)[0]
         kind = "mars" if points == 2 else "oin"
-        return f"{text}\n Game over: {winner.name.title()} wins, {points} point{'s' if points > 1 else ''} ({kind})"
+        return board_text(state, side, caption=f"Game over: {winner.name.title()} wins, "
+                                               f"{points} point{'s' if points > 1 else ''} ({kind})")
     text = board_text(state, side, [int(d) for d in batch.dice[row]])
     if batch.action_mode == "checker":
         left = [face + 1 for face in range(NUM_FACES) for _ in range(int(batch.left[row, face]))]
