@@ -6,23 +6,30 @@ off), or the number of a play from the list. You then see the board and
 confirm it or undo it. Other commands: ``list`` (the legal plays again),
 ``hint`` (the opponent's ranking of your plays), ``resign``, ``quit``, ``help``.
 
+Plays are listed sorted by their moves, in columns; a typed play that cannot
+be legal is refused with the reason (no checker there, backwards, a distance
+the dice cannot make, bearing off too early, or the whole-turn rules).
+
 Resigning (at your turn, after the roll) concedes a single game, 1 point,
 when you have borne a checker off or the roll lets you bear one off (RULES.md,
 article 50.7: resignation without mars); otherwise it concedes the mars,
-2 points. The confirmation prompt takes ``y`` (or Enter) to play, ``undo``
-(or ``n``) to choose again, and ``resign`` / ``quit`` as at the play prompt.
+2 points. ``resign`` and ``quit`` ask for a ``y`` first. The confirmation
+prompt takes ``y`` (or Enter) to play, ``undo`` (or ``n``) to choose again,
+and ``resign`` / ``quit`` as at the play prompt.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 from collections.abc import Callable
+from itertools import combinations
 from typing import TextIO
 
 import numpy as np
 
-from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates
+from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates, parse_npn
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, choose_indices
@@ -32,11 +39,23 @@ from train.moves import format_move_sequence, legal_plays
 
 __all__ = ["play_session", "parse_play"]
 
-_MOVE = re.compile(r"^(\d{1,2})/(\d{1,2}|off)$")
-HELP = (
-    "Enter a play as moves like '24/18 18/13' (bear off with '6/off' or '6/0'),\n"
-    "or the number of a play from the list. Commands: list, hint, resign, quit, help."
-)
+_POINT = r"(?:\d{1,2}|off)"
+_MOVE = re.compile(rf"^(\d{{1,2}})((?:/{_POINT})+)(?:\((\d)\))?$")
+ROUTES = {
+    Color.WHITE: "White moves 24 -> 1; its home is 1-6 (bear off with e.g. 6/off).",
+    Color.BLACK: "Black moves 12 -> 1, then on from 24 -> 13; its home is 13-18 (bear off with e.g. 18/off).",
+}
+
+
+def help_text(side: Color) -> str:
+    """What to type at the play prompt, with examples for the human's colour."""
+    example, through, twice = (("24/18 18/13", "24/13", "13/7(2)") if side == Color.WHITE
+                               else ("12/6 6/1", "12/1", "24/18(2)"))
+    return (f"Enter a play as moves in common point numbers, like '{example}' ('0' or 'off' bears off;\n"
+            f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way),\n"
+            f"or the number of a play from the list. {ROUTES[side]}\n"
+            "Commands: list (the plays again), hint (the opponent's ranking of your plays),\n"
+            "resign, quit, help. After choosing, confirm with y (or Enter) or undo.")
 
 
 class _Quit(Exception):
@@ -44,19 +63,66 @@ class _Quit(Exception):
 
 
 def parse_play(text: str) -> list[tuple[int, int]]:
-    """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong."""
+    """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong.
+
+    Also ``"24/18/13"`` (one checker through a point) and ``"13/7(2)"`` (two checkers).
+    """
     moves = []
     for token in text.replace(",", " ").split():
         m = _MOVE.match(token.lower())
         if not m:
-            raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. 24/18 or 3/off")
-        src, dst = int(m.group(1)), 0 if m.group(2) == "off" else int(m.group(2))
-        if not 1 <= src <= 24 or not 0 <= dst <= 24:
+            raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. 13/7, 13/7/1, 13/7(2) or 3/off")
+        stops = [int(m.group(1))] + [0 if p == "off" else int(p) for p in m.group(2).split("/")[1:]]
+        if any(p == 0 for p in stops[1:-1]):
+            raise ValueError(f"'{token}': a checker borne off goes no further")
+        if not 1 <= stops[0] <= 24 or not all(0 <= p <= 24 for p in stops[1:]):
             raise ValueError(f"'{token}': points are numbered 1..24 (0 or 'off' for bearing off)")
-        moves.append((src, dst))
+        legs = list(zip(stops[:-1], stops[1:], strict=True))
+        moves += legs * int(m.group(3) or 1)
     if not moves:
         raise ValueError("no moves given")
     return moves
+
+
+def _personal(point: int, side: Color) -> int:
+    """A common point number (0 = off) as ``side``'s personal number (0 = off)."""
+    if point == 0 or side == Color.WHITE:
+        return point
+    return point + 12 if point <= 12 else point - 12
+
+
+def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> str | None:
+    """A reason a typed play cannot be legal, checked move by move, or None if none is found.
+
+    Catches a checker that is not there, a move backwards, a distance no dice can make,
+    and bearing off with checkers outside home. The end position is checked separately
+    against the legal results (which also catches the rules about the whole turn).
+    """
+    state, side = parse_npn(npn)
+    mine = [max(int(v), 0) for v in state[:24]]  # personal points 1..24 as indices 0..23
+    colour = "white" if side == Color.WHITE else "black"
+    faces = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    reach = sorted({sum(c) for k in range(1, len(faces) + 1) for c in combinations(faces, k)})
+    for src, dst in moves:
+        a, b = _personal(src, side), _personal(dst, side)
+        name = f"{src}/{'off' if dst == 0 else dst}"
+        if mine[a - 1] == 0:
+            return f"there is no {colour} checker on {src} for {name}"
+        if b >= a:
+            return f"{name} goes backwards: {ROUTES[side]}"
+        if b == 0:
+            outside = sum(mine[6:])
+            if outside:
+                return (f"{name}: you bear off only once all your checkers are home "
+                        f"({outside} {'is' if outside == 1 else 'are'} still outside)")
+            if reach[-1] < a:
+                return f"{name} needs {a} points to bear off; {dice[0]}-{dice[1]} moves at most {reach[-1]}"
+        elif a - b not in reach:
+            return f"{name} is {a - b} points; with {dice[0]}-{dice[1]} a checker moves {', '.join(map(str, reach))}"
+        mine[a - 1] -= 1
+        if b:
+            mine[b - 1] += 1
+    return None
 
 
 def _apply_common(npn: str, moves: list[tuple[int, int]]) -> str | None:
@@ -103,27 +169,35 @@ class _Session:
     def human_turn(self, state: np.ndarray, side: Color, dice: np.ndarray) -> np.ndarray | None:
         """The human's afterstate (mover's view), or None on resign."""
         npn = format_npn(state, side)
-        plays = legal_plays(npn, dice.tolist(), self.rules)
+        # Listed by their moves, so one checker's plays stand together.
+        plays = sorted(legal_plays(npn, dice.tolist(), self.rules), key=lambda p: [tuple(m) for m in p["moves"]])
         if len(plays) == 1 and not plays[0]["moves"]:
             self.say("You have no legal move: the turn passes.")
             return state.copy()
         self.list_plays(plays)
         results = {p["result"]: p for p in plays}
+        roll = f"{dice[0]}-{dice[1]}"
         while True:
-            text = self.ask("your play> ").lower()
+            text = self.ask(f"your play ({roll})> ").lower().rstrip(".")
             if text in ("", "help", "?"):
-                self.say(HELP)
+                self.say(help_text(side))
                 continue
             if text == "list":
                 self.list_plays(plays)
                 continue
             if text == "hint":
-                self.hint(npn, dice)
+                self.hint(npn, dice, plays)
+                continue
+            if text == "undo":
+                self.say("Nothing to undo yet: choose a play first; you can undo it when asked to confirm.")
                 continue
             if text == "resign":
-                return None
+                if self.confirm_resign(state, dice):
+                    return None
+                continue
             if text == "quit":
-                raise _Quit()
+                self.confirm_quit()
+                continue
             if text.isdigit():
                 k = int(text)
                 if not 1 <= k <= len(plays):
@@ -137,38 +211,77 @@ class _Session:
                 except ValueError as exc:
                     self.say(f"{exc}. Type 'help' for how to enter a play.")
                     continue
-                result = _apply_common(npn, moves)
+                reason = why_not_legal(npn, dice.tolist(), moves)
+                result = None if reason else _apply_common(npn, moves)
                 if result is None or result not in results:
-                    self.say(f"{format_move_sequence(moves)} is not a legal play with {dice[0]}-{dice[1]}. "
+                    why = reason or (
+                        "a legal play uses as many dice as it can (the larger one if only one can be "
+                        "played), moves at most one checker from the head (two on a first-turn "
+                        "6-6, 4-4 or 3-3), and builds no six-point block without an opponent checker ahead")
+                    self.say(f"{format_move_sequence(moves)} is not a legal play with {roll}: {why}. "
                              "Type 'list' to see the legal plays.")
                     continue
                 chosen = results[result]
             after_state = flip(_state_of(chosen["result"]))
-            self.say(board_text(flip(after_state), side.other))
+            self.say(board_text(flip(after_state), side.other,
+                                caption=f"After your play {format_move_sequence(chosen['moves'])} "
+                                        f"({'black' if side == Color.WHITE else 'white'} rolls next)"))
             while True:
                 answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
                 if answer in ("", "y", "yes"):
                     return after_state
                 if answer == "resign":
-                    return None
+                    if self.confirm_resign(state, dice):
+                        return None
+                    continue
                 if answer == "quit":
-                    raise _Quit()
+                    self.confirm_quit()
+                    continue
                 if answer in ("undo", "u", "n", "no"):
                     break
-                self.say("Answer y (or Enter) to play it, or undo to choose again.")
+                self.say("Answer y (or Enter) to play it, undo to choose again, or resign / quit.")
             self.say("Undone; the turn starts again.")
             self.say(board_text(state, side, dice.tolist()))
 
     def list_plays(self, plays: list[dict]) -> None:
+        """The numbered plays, in columns (read down) to fit the terminal."""
         width = len(str(len(plays)))
-        for n, p in enumerate(plays, 1):
-            self.say(f"  {n:>{width}}. {format_move_sequence(p['moves'])}")
+        cells = [f"{n:>{width}}. {format_move_sequence(p['moves'])}" for n, p in enumerate(plays, 1)]
+        cell = max(len(c) for c in cells) + 3
+        columns = max(1, min(4, (shutil.get_terminal_size((100, 24)).columns - 2) // cell))
+        rows = -(-len(cells) // columns)
+        self.say(f"{len(plays)} legal play{'' if len(plays) == 1 else 's'}:")
+        for r in range(rows):
+            self.say("  " + "".join(c.ljust(cell) for c in cells[r::rows]).rstrip())
 
-    def hint(self, npn: str, dice: np.ndarray) -> None:
+    def hint(self, npn: str, dice: np.ndarray, plays: list[dict]) -> None:
+        """The opponent's ranking of the human's plays, numbered as in the list."""
         from train.hint import rank_plays
 
-        for entry in rank_plays(self.opponent, npn, dice.tolist(), self.rules)[:5]:
-            self.say(f"  {entry['equity']:+.3f}  {format_move_sequence(entry['moves'])}")
+        ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
+        if len(ranked) == 1:
+            self.say("There is only one legal play.")
+            return
+        if all(e["equity"] == ranked[0]["equity"] for e in ranked):
+            self.say(f"{self.opponent.name} rates every play the same: no hint.")
+            return
+        number = {p["result"]: n for n, p in enumerate(plays, 1)}
+        label = "equity" if "outcomes" in ranked[0] else "score"
+        self.say(f"{self.opponent.name}'s ranking ({label}, higher is better for you):")
+        for entry in ranked[:5]:
+            self.say(f"  #{number[entry['result']]:<4} {entry['equity']:+9.3f}  {format_move_sequence(entry['moves'])}")
+        if len(ranked) > 5:
+            self.say(f"  ... and {len(ranked) - 5} more")
+
+    def confirm_resign(self, state: np.ndarray, dice: np.ndarray) -> bool:
+        points = resignation_points(state, dice, self.rules)
+        why = ("a single game: your escape from mars is secured" if points == 1
+               else "mars: you have borne off nothing and this roll bears nothing off")
+        return self.ask(f"resign and lose {points} point{'s' * (points > 1)} ({why})? [y/N] ").lower() in ("y", "yes")
+
+    def confirm_quit(self) -> None:
+        if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in ("y", "yes"):
+            raise _Quit()
 
     def game(self) -> dict[str, int]:
         human = self.human_choice if self.human_choice is not None else Color(int(self.rng.integers(2)))
@@ -176,8 +289,14 @@ class _Session:
         side = Color(int(first[0]))
         dice = dice[0]
         state = initial_states(1)[0]
+        first_name = "White" if side == Color.WHITE else "Black"
         self.say(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent.name}. "
-                 f"{'White' if side == Color.WHITE else 'Black'} wins the opening roll.")
+                 f"{ROUTES[human]}")
+        if self.rules.opening == "play":
+            self.say(f"Opening roll: white {dice[0]}, black {dice[1]}: {first_name} moves first with "
+                     f"{dice[0]}-{dice[1]}.")
+        else:
+            self.say(f"{first_name} wins the opening roll and rolls {dice[0]}-{dice[1]}.")
         while True:
             self.say()
             self.say(board_text(state, side, dice.tolist()))
@@ -185,9 +304,7 @@ class _Session:
                 after = self.human_turn(state, side, dice)
                 if after is None:
                     points = resignation_points(state, dice, self.rules)
-                    kind = ("a single game: your escape from mars is secured" if points == 1
-                            else "mars: you have borne off nothing and this roll bears nothing off")
-                    self.say(f"You resign and lose {points} point{'s' * (points > 1)} ({kind}).")
+                    self.say(f"You resign and lose {points} point{'s' * (points > 1)}.")
                     return {"you": 0, "opponent": points}
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
@@ -202,7 +319,9 @@ class _Session:
             if after[OFF_MOVER] == NUM_CHECKERS:
                 points = 2 if after[OFF_OPPONENT] == 0 else 1
                 kind = "mars" if points == 2 else "oin"
-                self.say(board_text(flip(after), side.other))
+                winner = "White" if side == Color.WHITE else "Black"
+                self.say(board_text(flip(after), side.other,
+                                    caption=f"Game over: {winner} wins by {kind}, {points} point{'s' * (points > 1)}"))
                 if side == human:
                     self.say(f"You win by {kind}: {points} point{'s' * (points > 1)}.")
                     return {"you": points, "opponent": 0}
@@ -230,8 +349,6 @@ class _Session:
 
 
 def _state_of(npn: str) -> np.ndarray:
-    from nardy_env import parse_npn
-
     return parse_npn(npn)[0]
 
 

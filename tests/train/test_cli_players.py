@@ -89,16 +89,19 @@ def test_hint_for_people_shows_a_ranked_table():
 
 def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     script = "\n".join(["help", "nonsense", "99", "list", "1", "maybe", "undo", "1", "y"]
-                       + ["1", "y"] * 3 + ["1", "resign"]) + "\n"
+                       + ["1", "y"] * 3 + ["1", "resign", "n", "quit", "no", "resign", "y"]) + "\n"
     out = run("play", "--against", "race", "--color", "white", "--seed", "5", "--games", "1", stdin=script)
     assert out.returncode == 0, out.stderr
     text = out.stdout
     assert "You play white against race" in text
     assert "is not a move" in text and "choose 1.." in text
     assert "Undone; the turn starts again." in text
-    assert "Answer y (or Enter) to play it, or undo to choose again." in text  # "maybe" re-prompts
-    # Resigning at the confirmation, early in the game: nothing off, so it concedes the mars.
-    assert "You resign and lose 2 points (mars" in text and "Score: you 0, race 2" in text
+    assert "Answer y (or Enter) to play it, undo to choose again, or resign / quit." in text  # "maybe"
+    # resign and quit ask first; "n" and "no" go back to the game.
+    assert text.count("resign and lose 2 points (mars") == 2 and "quit? the game in progress" in text
+    # Resigning early in the game: nothing off and nothing this roll, so it concedes the mars.
+    assert "You resign and lose 2 points." in text and "Score: you 0, race 2" in text
+    assert "Opening roll: white " in text and "White moves 24 -> 1" in text
 
 
 def test_play_stops_cleanly_at_end_of_input():

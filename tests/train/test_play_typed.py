@@ -57,7 +57,7 @@ class Human:
         self.prompts.append(prompt)
         assert len(self.prompts) < 5000, "the session keeps asking"
         if not self.pending:
-            assert prompt == "your play> ", prompt
+            assert prompt.startswith("your play ("), prompt
             dice = [int(x) for x in _DICE.findall(self.out.getvalue())[-1]]
             npn = format_npn(self.position(), Color.WHITE)
             self.turns += 1
@@ -81,7 +81,7 @@ def test_typed_plays_bad_plays_and_undo():
         results = {p["result"] for p in plays}
         if tested:  # the play after the tested one: done
             tested["next_npn"] = npn
-            return ["resign"]
+            return ["resign", "y"]
         if len(results) < 2:  # type the only play and confirm it
             return [typed(plays[0]["moves"]), "y"]
         first, second = plays[0], plays[-1]
@@ -105,7 +105,8 @@ def test_typed_plays_bad_plays_and_undo():
     # Undo before confirming: the turn starts again from the same position ...
     assert "Undone; the turn starts again." in text
     # The first typed play is shown for confirming, then undone.
-    shown = board_text(parse_npn(tested["first"]["result"])[0], Color.BLACK)
+    shown = board_text(parse_npn(tested["first"]["result"])[0], Color.BLACK,
+                       caption=f"After your play {typed(tested['first']['moves'])} (black rolls next)")
     assert f"{shown}\nUndone; the turn starts again." in text
     start_board = board_text(parse_npn(tested["npn"])[0], Color.WHITE, [d1, d2])
     assert f"Undone; the turn starts again.\n{start_board}\n" in text
@@ -113,7 +114,7 @@ def test_typed_plays_bad_plays_and_undo():
     faced = opponent.seen[tested["seen_before"]]
     assert format_npn(faced, Color.BLACK) == tested["second"]["result"]
     assert tested["second"]["result"] != tested["first"]["result"]
-    assert human.prompts.count("your play> ") >= 5
+    assert sum(p.startswith("your play (") for p in human.prompts) >= 5
     assert sum(p.startswith("play ") for p in human.prompts) >= 2
     assert "You resign and lose" in text and "Score: you 0, random" in text
 
@@ -171,3 +172,41 @@ def test_a_game_typed_move_by_move_ends_by_itself():
         if k < len(opponent.seen):
             assert format_npn(opponent.seen[k], Color.BLACK) == result
     assert any(re.match(r"play .*\d+/off", p) for p in human.prompts), "no bearing off was typed"
+
+
+def test_typed_play_notation_and_the_reasons_a_play_is_refused():
+    from train.play import parse_play, why_not_legal
+
+    assert parse_play("24/18/13") == [(24, 18), (18, 13)]
+    assert parse_play("13/7(2) 6/off") == [(13, 7), (13, 7), (6, 0)]
+    start = format_npn(initial_states(1)[0], Color.WHITE)
+    assert why_not_legal(start, [6, 5], [(24, 18), (18, 13)]) is None
+    assert why_not_legal(start, [6, 5], [(24, 13)]) is None
+    assert "no white checker on 13" in why_not_legal(start, [6, 5], [(13, 7)])
+    assert "goes backwards" in why_not_legal(start, [6, 5], [(24, 18), (18, 20)])
+    assert "is 4 points; with 6-5 a checker moves 5, 6, 11" in why_not_legal(start, [6, 5], [(24, 20)])
+    assert "all your checkers are home (14 are still outside)" in why_not_legal(
+        format_npn(parse_npn("1,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,14:0,0:w")[0], Color.WHITE),
+        [6, 1], [(1, 0)])
+    # Black's route: 12 -> 1, then 24 -> 13.
+    black = "0,0,0,0,0,0,0,0,0,0,0,-14,0,0,0,0,0,0,0,-1,0,0,0,15:0,0:b"
+    assert why_not_legal(black, [6, 5], [(12, 6), (6, 1)]) is None
+    assert why_not_legal(black, [6, 5], [(20, 14)]) is None
+    assert "goes backwards: Black moves 12 -> 1" in why_not_legal(black, [6, 2], [(20, 22)])
+    assert "is 18 points" in why_not_legal(black, [6, 5], [(12, 18)])  # forward round the board, too far
+    # With 2-2 a typo that happens to end on a legal position is refused, not corrected.
+    assert why_not_legal(start, [2, 2], [(24, 13), (13, 16)]) is not None
+
+
+def test_hint_at_the_prompt_numbers_the_plays_and_the_final_board_says_who_won():
+    from agents.bots import RaceBot
+
+    out = io.StringIO()
+    race = RaceBot()
+    lines = iter(["hint", "1", "y"] * 400)
+    score = play_session(race, human=Color.WHITE, seed=4, games=1, read=lambda prompt: next(lines) + "\n", out=out)
+    text = out.getvalue()
+    assert "race's ranking (score, higher is better for you):" in text
+    assert re.search(r"\n  #\d+ +[-+]\d", text)
+    winner = "White" if score["you"] else "Black"
+    assert f"Game over: {winner} wins by" in text
