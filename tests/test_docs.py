@@ -61,3 +61,19 @@ def test_cli_reference_lists_every_command_and_option():
             if action.help:
                 first_words = " ".join(action.help.split()[:3])
                 assert first_words in " ".join(section.split()), f"nardy {name}: help of {action.dest} changed"
+
+
+def test_console_examples_print_what_the_docs_show():
+    """Each ```console block of the README that runs `nardy moves` shows its real output."""
+    import shlex
+    import subprocess
+    import sys
+
+    blocks = re.findall(r"```console\n\$ (nardy moves [^\n]*)\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    assert blocks
+    for command, shown in blocks:
+        args = shlex.split(command)[1:]
+        out = subprocess.run([sys.executable, "-m", "train.cli", *args], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == shown, f"README shows another output for {command}"

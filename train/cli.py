@@ -340,9 +340,12 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
-    header = f"  {'#':>3}  {label:>7}  " + ("  win   mars  lose  mars  ply  " if has_outcomes else "") + "play"
-    if has_outcomes and any(e["ply"] for e in ranked):
-        print("  (win, mars, lose, mars: the network's 0-ply probabilities; equity: at the ply shown)")
+    header = f"  {'#':>3}  {label:>7}  " + ("  win   w-m  lose   l-m  ply  " if has_outcomes else "") + "play"
+    if has_outcomes:
+        print("  (for the side to move: equity in points at the ply shown; win, w-m (win by mars), lose,\n"
+              "   l-m (lose by mars): the network's 0-ply probabilities after the play)")
+    else:
+        print(f"  (score: {player.name}'s own preference, higher is better; not points)")
     print(header)
     for n, e in enumerate(ranked[: args.top], 1):
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "
