@@ -153,12 +153,14 @@ def board_image(
     def tray(y: float, label: str, off: int, fill, pip: int) -> None:
         draw.text((inner, y), f"{label}: {off} off", fill=_TEXT, font=medium)
         slot = width / NUM_CHECKERS
+        # The tray is the board's dark green, so ivory and black checkers both stand out on it.
+        draw.rectangle([inner - 2, y + 24, inner + width, y + 46], fill=_FELT)
         for k in range(NUM_CHECKERS):
             box = [inner + k * slot, y + 26, inner + (k + 1) * slot - 2, y + 44]
-            if k < off:  # a borne-off checker, outlined dark so white ones stand out too
-                draw.rectangle(box, fill=fill, outline=(70, 70, 70), width=2)
-            else:  # an empty slot: only a faint outline
-                draw.rectangle(box, outline=(185, 180, 170))
+            if k < off:  # a borne-off checker
+                draw.rectangle(box, fill=fill, outline=(110, 110, 110), width=1)
+            else:  # an empty slot: a faint outline on the felt
+                draw.rectangle(box, outline=(60, 110, 80))
         draw.text((inner, y + 50), f"pips {pip}", fill=_TEXT, font=small)
 
     tray(top + 12, "Black", black_off, _BLACK, black_pips)
@@ -167,8 +169,12 @@ def board_image(
     mid = (top + bottom) / 2
     if winner is not None:
         kind = "mars" if points == 2 else "oin"
-        draw.text((inner, mid - 40), f"{Color(winner).name.title()} wins", fill=_TEXT, font=large)
-        draw.text((inner, mid - 8), f"{points} point{'s' if points != 1 else ''} ({kind})", fill=_TEXT, font=medium)
+        # The result, on a banner in the winner's colour.
+        ink, paper = ((_TEXT, _WHITE) if Color(winner) == Color.WHITE else (_WHITE, _BLACK))
+        draw.rounded_rectangle([inner - 4, mid - 50, WIDTH - _MARGIN - 8, mid + 26], radius=8, fill=paper,
+                               outline=(110, 110, 110), width=2)
+        draw.text((inner + 4, mid - 44), f"{Color(winner).name.title()} wins", fill=ink, font=large)
+        draw.text((inner + 4, mid - 6), f"{points} point{'s' if points != 1 else ''} ({kind})", fill=ink, font=medium)
     else:
         draw.text((inner, mid - 70), f"{side.name.title()} to move", fill=_TEXT, font=large)
         if dice is not None:
