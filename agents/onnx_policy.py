@@ -23,7 +23,7 @@ from nardy_env import Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 
 from .files import file_sha256
-from .search import SearchPlayer
+from .search import SearchPlayer, rules_to_play
 
 __all__ = [
     "POLICY_FORMAT", "ONNX_FILE", "JSON_FILE", "INPUT_NAME", "OUTPUT_NAMES", "OUTCOME_NAMES",
@@ -276,5 +276,5 @@ def onnx_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filt
                 threads: int = 1) -> SearchPlayer:
     """A search player over an exported policy (rules default to the ones it was trained under)."""
     evaluator, info = load_policy(path, threads=threads)
-    rules = rules or Rules.from_dict(info["rules"])
+    rules = rules_to_play(path, Rules.from_dict(info["rules"]), rules)
     return SearchPlayer(evaluator, ply=ply, rules=rules, filter_k=filter_k, name=str(path))

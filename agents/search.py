@@ -16,6 +16,7 @@ exported ONNX policy.
 
 from __future__ import annotations
 
+import warnings
 from typing import Protocol
 
 import numpy as np
@@ -28,7 +29,7 @@ from nardy_env.rules import DEFAULT_RULES
 
 from .common import segment_argmax, segment_max
 
-__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY"]
+__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "rules_to_play"]
 
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 """The 21 distinct rolls."""
@@ -49,6 +50,17 @@ class Evaluator(Protocol):
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N, 50]`` -> float ``[N, 4]`` probabilities summing to 1."""
         ...
+
+
+def rules_to_play(source: object, trained: Rules, asked: Rules | None) -> Rules:
+    """The rules a network player plays under: those asked for, else those it was trained
+    under; a warning when the two differ (the player never learnt the rules it plays)."""
+    if asked is None:
+        return trained
+    if asked != trained:
+        warnings.warn(f"{source} was trained under rules {trained.to_dict()}; it plays here under "
+                      f"{asked.to_dict()}, which it never learnt", stacklevel=3)
+    return asked
 
 
 def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

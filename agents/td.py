@@ -21,7 +21,7 @@ from nardy_env.rules import DEFAULT_RULES
 
 from .files import file_sha256, write_atomic
 from .network import TDNetwork
-from .search import SearchPlayer
+from .search import SearchPlayer, rules_to_play
 
 __all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "TorchEvaluator", "save_checkpoint",
            "load_checkpoint", "td_player", "file_sha256"]
@@ -95,5 +95,5 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
 def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:
     """A search player over the network in a checkpoint (rules default to the checkpoint's)."""
     network, payload = load_checkpoint(path)
-    rules = rules or Rules.from_dict(payload.get("rules", {}))
+    rules = rules_to_play(path, Rules.from_dict(payload.get("rules", {})), rules)
     return SearchPlayer(TorchEvaluator(network), ply=ply, rules=rules, filter_k=filter_k, name=str(path))

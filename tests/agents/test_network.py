@@ -147,3 +147,16 @@ def test_an_unfinished_position_is_worth_strictly_less_than_winning_now():
     assert equity[0] < equity[2] == 2.0 and equity[0] > 2.0 - 1e-5
     assert equity[1] < equity[3] == 1.0 and equity[1] > 1.0 - 1e-5
     np.testing.assert_allclose(p.sum(1).numpy(), 1, atol=1e-6)
+
+
+def test_a_player_asked_to_play_other_rules_than_it_learnt_warns(tmp_path):
+    torch.manual_seed(0)
+    path = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((8,)), Rules(block_rule="home"))
+    assert td_player(path).rules == Rules(block_rule="home")  # its own rules by default
+    with pytest.warns(UserWarning, match="trained under rules"):
+        assert td_player(path, rules=Rules()).rules == Rules()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        td_player(path, rules=Rules(block_rule="home"))  # the same rules: no warning
