@@ -39,7 +39,7 @@ def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None
         cells = [_cell(common[p - 1]) if values else f"{p:>3d}" for p in points]
         return " " + " ".join(cells[:6]) + "  | " + " ".join(cells[6:])
 
-    rule = " " + "-" * 23 + "--+" + "-" * 25
+    rule = " " + "-" * 23 + "--+" + "-" * 24
     middle = " " * 26 + "|"  # keeps each half's checkers next to its own point numbers
     turn = f" {'White' if side == Color.WHITE else 'Black'} to move" + (
         f", dice {dice[0]}-{dice[1]}" if dice is not None else "")

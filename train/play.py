@@ -40,7 +40,7 @@ from train.moves import format_move_sequence, legal_plays
 __all__ = ["play_session", "parse_play"]
 
 _POINT = r"(?:\d{1,2}|off)"
-_MOVE = re.compile(rf"^(\d{{1,2}})((?:/{_POINT})+)(?:\((\d)\))?$")
+_MOVE = re.compile(rf"^(\d{{1,2}})((?:/{_POINT})+)(?:\(([1-4])\))?$")
 ROUTES = {
     Color.WHITE: "White moves 24 -> 1; its home is 1-6 (bear off with e.g. 6/off).",
     Color.BLACK: "Black moves 12 -> 1, then on from 24 -> 13; its home is 13-18 (bear off with e.g. 18/off).",
@@ -68,7 +68,7 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     Also ``"24/18/13"`` (one checker through a point) and ``"13/7(2)"`` (two checkers).
     """
     moves = []
-    for token in text.replace(",", " ").split():
+    for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
         if not m:
             raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. 13/7, 13/7/1, 13/7(2) or 3/off")
@@ -108,10 +108,14 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
         name = f"{src}/{'off' if dst == 0 else dst}"
         if mine[a - 1] == 0:
             return f"there is no {colour} checker on {src} for {name}"
-        if b >= a:
-            return f"{name} goes backwards: {ROUTES[side]}"
+        if b == a:
+            return f"{name} moves 0 points"
+        if b > a:
+            return f"{name} goes backwards: {ROUTES[side].rstrip('.')}"
+        if b and state[b - 1] < 0:
+            return f"{name} ends on {dst}, which the opponent holds"
         if b == 0:
-            outside = sum(mine[6:])
+            outside = sum(mine[6:]) - (a > 6)  # the checker moving home and off counts as home
             if outside:
                 return (f"{name}: you bear off only once all your checkers are home "
                         f"({outside} {'is' if outside == 1 else 'are'} still outside)")
@@ -164,6 +168,7 @@ class _Session:
         try:
             return self.read(prompt).strip()
         except EOFError:
+            self.say()  # end the prompt's line
             raise _Quit() from None
 
     def human_turn(self, state: np.ndarray, side: Color, dice: np.ndarray) -> np.ndarray | None:
@@ -198,7 +203,8 @@ class _Session:
             if text == "quit":
                 self.confirm_quit()
                 continue
-            if text.isdigit():
+            if re.fullmatch(r"#?[0-9]+", text):
+                text = text.lstrip("#")
                 k = int(text)
                 if not 1 <= k <= len(plays):
                     self.say(f"There {'is' if len(plays) == 1 else 'are'} {len(plays)} play{'' if len(plays) == 1 else 's'}; "

@@ -194,6 +194,12 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     assert why_not_legal(black, [6, 5], [(20, 14)]) is None
     assert "goes backwards: Black moves 12 -> 1" in why_not_legal(black, [6, 2], [(20, 22)])
     assert "is 18 points" in why_not_legal(black, [6, 5], [(12, 18)])  # forward round the board, too far
+    assert parse_play("24/18 (2)") == [(24, 18), (24, 18)]
+    assert "ends on 12, which the opponent holds" in why_not_legal(start, [6, 6], [(24, 12)])
+    assert "moves 0 points" in why_not_legal(start, [6, 5], [(24, 24)])
+    # One checker's start and end, home and off with both dice: 7/3 3/off typed as 7/off.
+    near_home = "9,1,4,0,0,0,1,0,0,0,0,0,-5,0,0,0,0,0,0,0,0,0,0,0:0,10:w"
+    assert why_not_legal(near_home, [4, 3], [(7, 0)]) is None
     # With 2-2 a typo that happens to end on a legal position is refused, not corrected.
     assert why_not_legal(start, [2, 2], [(24, 13), (13, 16)]) is not None
 
