@@ -518,6 +518,8 @@ class Trainer:
                 window["cal"] += out["calibration"]
                 window["ecal"] += out["equity_calibration"]
                 if bar is not None:
+                    if self.games > bar.total:  # the last tasks pass total_games: keep the bar at 100%
+                        bar.total = self.games
                     bar.update(out["games"])
                 now = time.perf_counter()
                 if now - last_log >= c.log_every_seconds:
