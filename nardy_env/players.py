@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import inspect
 from importlib.metadata import entry_points
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules
 
-__all__ = ["Player", "RandomPlayer", "PlayerNotFound", "load_player", "choose_indices"]
+__all__ = ["Player", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player", "choose_indices"]
 
 
 @runtime_checkable
@@ -101,14 +101,33 @@ def _resolvers():
     return [ep.load() for ep in entry_points(group="nardy.players")]
 
 
-def load_player(spec: str | Player, rules: Rules = DEFAULT_RULES) -> Player:
-    """A player from a name (``random``, a bot name, a checkpoint, a policy folder) or a player object."""
+class FunctionPlayer:
+    """A plain function ``f(states, found, rng) -> indices`` as a Player."""
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+        self.name = getattr(fn, "__name__", "function")
+
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None) -> np.ndarray:
+        return self._fn(states, found, rng)
+
+
+def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
+    """A player from a name (``random``, a bot name, a checkpoint, a policy folder), a player
+    object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``."""
     if not isinstance(spec, str):
         if callable(getattr(spec, "choose", None)):
             return spec
-        raise TypeError(f"a player must be a name or have a choose() method, got {type(spec).__name__}")
+        if callable(spec):
+            return FunctionPlayer(spec)
+        raise TypeError(f"a player must be a name, have a choose() method or be a function, "
+                        f"got {type(spec).__name__}")
     if spec == "random":
         return RandomPlayer()
+    base, at, depth = spec.rpartition("@")
+    if at and base == "random" and depth.isdigit():
+        raise ValueError(f"random does not search; drop '@{depth}'")
     for resolve in _resolvers():
         player = resolve(spec, rules)
         if player is not None:

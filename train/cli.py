@@ -20,13 +20,13 @@ def _rules(text: str | None):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SystemExit(f"nardy: --rules is not valid JSON: {exc.msg}") from None
+        _usage_error(f"nardy: --rules is not valid JSON: {exc.msg}")
     if not isinstance(data, dict):
-        raise SystemExit("nardy: --rules must be a JSON object of variant keys")
+        _usage_error("nardy: --rules must be a JSON object of variant keys")
     try:
         return Rules.from_dict(data)
     except (RulesError, TypeError) as exc:
-        raise SystemExit(f"nardy: --rules: {exc}") from None
+        _usage_error(f"nardy: --rules: {exc}")
 
 
 def _input_lines():
@@ -157,6 +157,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         _load_players_or_exit([args.search], _rules(args.rules))
         from agents.registry import split_ply
 
+        if split_ply(args.search)[0] != args.search:
+            print(f"nardy bench: --search {args.search}: name the player without @N; --max-ply sets the "
+                  "depths measured (0 to N)", file=sys.stderr)
+            return 2
         if _is_bot(split_ply(args.search)[0]):
             print(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
                   "(a run, checkpoint or exported policy folder)", file=sys.stderr)
@@ -200,8 +204,10 @@ def _print_match(s: dict) -> None:
     print(f"{a} vs {b}: {s['games']} games ({s['pairs']} pairs of paired dice), seed {s['seed']}")
     print(f"  {'points per game':<18} {s['points_per_game']:+.3f}   95% CI [{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}]")
     print(f"  {'win rate':<18} {s['win_rate']:.1%}   95% CI [{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}]")
-    print(f"  {'mars rate':<18} {a}: {s['mars_rate_a']:.1%}   {b}: {s['mars_rate_b']:.1%}")
-    print(f"  {'mean game length':<18} {s['mean_plies']:.1f} plies")
+    print(f"  {'wins by mars':<18} {a}: {s['mars_rate_a']:.1%}   {b}: {s['mars_rate_b']:.1%}   (of all games)")
+    print(f"  {'by colour':<18} {a} as white {s['points_per_game_a_white']:+.3f}, as black "
+          f"{s['points_per_game_a_black']:+.3f} points per game")
+    print(f"  {'game length':<18} {s['mean_plies']:.1f} plies (sd {s['sd_plies']:.1f})")
 
 
 def _load_players_or_exit(specs, rules):
@@ -211,7 +217,7 @@ def _load_players_or_exit(specs, rules):
         try:
             load_player(spec, rules)
         except (PlayerNotFound, ValueError, OSError) as exc:
-            raise SystemExit(f"nardy: {exc}") from None
+            _usage_error(f"nardy: {exc}")
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -636,8 +642,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one plain line on stderr, not Python's file:line: Category: text."""
+    print(f"nardy: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nardy`` console script."""
+    import warnings
+
+    warnings.showwarning = _show_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -27,6 +27,13 @@ __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summari
 
 _DICE_BLOCK = 128
 _MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
+CHUNK_PAIRS = 100
+"""Pairs played together in one batch (and one worker task) by default. Fixed, so that a
+randomising player's choices, drawn per batch, do not depend on the workers or the machine."""
+
+GAMES_PER_WORKER = 2 * CHUNK_PAIRS
+"""Below this many games a match gains nothing from another worker process (each costs
+seconds to start: imports, numba cache, the players)."""
 
 
 def subset(found: Afterstates, positions: np.ndarray) -> Afterstates:
@@ -80,7 +87,9 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
     dice = np.repeat(dice_src.opening, 2, axis=0)
     plies = np.zeros(games, dtype=np.int64)
     points_a = np.zeros(games, dtype=np.int64)
-    rng = np.random.default_rng([seed, 1 << 30])  # only players that randomise draw from it
+    # Only players that randomise draw from it: one stream per batch of pairs, keyed by its first
+    # pair, so a chunk of a match plays the same whichever worker or machine plays it.
+    rng = np.random.default_rng([seed, 1 << 30, int(pair_array[0]) if n_pairs else 0])
     active = np.arange(games)
     while active.size:
         found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=threads)
@@ -120,9 +129,14 @@ class MatchResult:
     points_a: np.ndarray
     plies: np.ndarray
     seed: int
+    rules: dict[str, Any] | None = None
+    chunk_pairs: int = CHUNK_PAIRS
 
     def summary(self) -> dict[str, Any]:
-        return summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
+        out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
+        out["rules"] = self.rules if self.rules is not None else DEFAULT_RULES.to_dict()
+        out["chunk_pairs"] = self.chunk_pairs
+        return out
 
 
 def mean_ci(pair_values: np.ndarray, low: float, high: float) -> tuple[float, float, float]:
@@ -147,7 +161,13 @@ def mean_ci(pair_values: np.ndarray, low: float, high: float) -> tuple[float, fl
 
 
 def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndarray, seed: int) -> dict[str, Any]:
-    """The match summary: points per game and win rate with 95% intervals, mars rates."""
+    """The match summary: points per game and win rate with 95% intervals, mars rates.
+
+    ``mars_rate_a``: the share of all games that A won by mars (B bore off
+    nothing); ``mars_rate_b`` likewise for B. ``*_a_white`` / ``*_a_black``:
+    A's results in the games it played as white (the first of each pair) and
+    as black; who moves first is decided by the opening roll either way.
+    """
     pairs = points_a.reshape(-1, 2)
     ppg, ppg_lo, ppg_hi = mean_ci(pairs.mean(axis=1), -2.0, 2.0)
     win_rate, win_lo, win_hi = mean_ci((pairs > 0).mean(axis=1), 0.0, 1.0)
@@ -163,7 +183,12 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
         "ci95": [round(ppg_lo, 4), round(ppg_hi, 4)],
         "mars_rate_a": round(float((points_a == 2).mean()), 4),
         "mars_rate_b": round(float((points_a == -2).mean()), 4),
+        "points_per_game_a_white": round(float(pairs[:, 0].mean()), 4),
+        "points_per_game_a_black": round(float(pairs[:, 1].mean()), 4),
+        "win_rate_a_white": round(float((pairs[:, 0] > 0).mean()), 4),
+        "win_rate_a_black": round(float((pairs[:, 1] > 0).mean()), 4),
         "mean_plies": round(float(plies.mean()), 2),
+        "sd_plies": round(float(plies.std()), 2),
     }
 
 
@@ -179,11 +204,6 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dic
     return play_pairs(load_player(spec_a, r), load_player(spec_b, r), pair_ids, seed, r, threads=1)
 
 
-GAMES_PER_WORKER = 200
-"""Below this many games a match gains nothing from another worker process (each costs
-seconds to start: imports, numba cache, the players)."""
-
-
 def default_workers(games: int) -> int:
     """Worker processes for a match of ``games`` when none are asked for."""
     return max(1, min(available_cpus(), games // GAMES_PER_WORKER))
@@ -191,28 +211,28 @@ def default_workers(games: int) -> int:
 
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
-             chunk_pairs: int | None = None) -> MatchResult:
+             chunk_pairs: int = CHUNK_PAIRS) -> MatchResult:
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
     games (default: one per CPU, but no more than one per ``GAMES_PER_WORKER``
     games, since starting a worker process costs seconds); player objects run
     in this process. Every
-    pair's dice come from (seed, pair index), so with deterministic players
-    (the bots, the TD network) the result does not depend on the number of
-    workers; a randomising player draws from one stream per chunk of pairs
-    (``chunk_pairs``, default: the pairs split evenly over the workers, at
-    most 250 a chunk). Worker processes are spawned, so a script that calls
-    this with named players needs the usual ``if __name__ == "__main__":``.
+    pair's dice come from (seed, pair index), and a randomising player draws
+    from one stream per chunk of ``chunk_pairs`` pairs (keyed by the seed and
+    the chunk's first pair), so the result depends only on the players, the
+    games, the seed and ``chunk_pairs``, never on the workers or the machine.
+    Worker processes are spawned, so a script that calls this with named
+    players needs the usual ``if __name__ == "__main__":``.
     """
     if games < 2 or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")
     n_pairs = games // 2
-    name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", "A")
-    name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", "B")
+    name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", getattr(player_a, "__name__", "A"))
+    name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", getattr(player_b, "__name__", "B"))
     workers = default_workers(games) if workers is None else max(1, workers)
-    if chunk_pairs is None:
-        chunk_pairs = max(1, min(250, math.ceil(n_pairs / workers)))
+    if chunk_pairs < 1:
+        raise ValueError(f"chunk_pairs must be at least 1, got {chunk_pairs}")
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
     bar = _progress(games, f"{name_a} vs {name_b}", progress)
@@ -236,7 +256,7 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     finally:
         bar.close()
     return MatchResult(name_a, name_b, np.concatenate([p["points_a"] for p in parts]),
-                       np.concatenate([p["plies"] for p in parts]), seed)
+                       np.concatenate([p["plies"] for p in parts]), seed, rules.to_dict(), chunk_pairs)
 
 
 class _NoBar:

@@ -136,25 +136,12 @@ def resolve_rules(rules: Rules | dict | None) -> Rules:
     raise TypeError(f"rules must be a Rules object or a dict of variant keys, got {type(rules).__name__}")
 
 
-class _CallablePlayer:
-    """A plain function ``f(states, found, rng) -> indices`` as a Player."""
-
-    def __init__(self, fn):
-        self._fn = fn
-        self.name = getattr(fn, "__name__", "callable")
-
-    def choose(self, states, found, rng, colors=None):
-        return self._fn(states, found, rng)
-
-
 def resolve_opponent(opponent: Any, rules: Rules) -> Player | None:
     """A Player from a name or folder (``load_player``), a Player object, or a plain callable."""
     if opponent is None:
         return None
-    if isinstance(opponent, str) or callable(getattr(opponent, "choose", None)):
+    if isinstance(opponent, str) or callable(opponent) or callable(getattr(opponent, "choose", None)):
         return load_player(opponent, rules)
-    if callable(opponent):
-        return _CallablePlayer(opponent)
     raise TypeError(
         "opponent must be a player name, an exported policy folder, an object with choose(), "
         f"or a callable(states, found, rng); got {type(opponent).__name__}"

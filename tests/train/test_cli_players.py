@@ -14,20 +14,28 @@ def test_eval_json_last_line_has_the_match_statistics():
     out = run("eval", "race", "random", "--games", "40", "--json", "--workers", "1")
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout.strip().splitlines()[-1])
-    for key in ("games", "win_rate", "points_per_game", "ci95", "mars_rate_a", "mars_rate_b"):
+    for key in ("games", "win_rate", "points_per_game", "ci95", "mars_rate_a", "mars_rate_b", "rules",
+                "chunk_pairs", "points_per_game_a_white", "points_per_game_a_black", "sd_plies"):
         assert key in rec
+    assert rec["rules"]["block_rule"] == "ahead"
+    # The two colours' games make up the whole: their mean is the overall points per game.
+    both = (rec["points_per_game_a_white"] + rec["points_per_game_a_black"]) / 2
+    assert abs(both - rec["points_per_game"]) < 1e-3
     assert rec["games"] == 40 and len(rec["ci95"]) == 2 and rec["ci95"][0] <= rec["points_per_game"] <= rec["ci95"][1]
 
 
 def test_eval_table_for_people():
     out = run("eval", "heuristic", "race", "--games", "20", "--workers", "1")
     assert out.returncode == 0, out.stderr
-    assert "points per game" in out.stdout and "95% CI" in out.stdout and "mars rate" in out.stdout
+    assert "points per game" in out.stdout and "95% CI" in out.stdout and "wins by mars" in out.stdout
+    assert "heuristic as white" in out.stdout and "plies (sd" in out.stdout
 
 
 def test_eval_with_an_unknown_player_says_so():
     out = run("eval", "nobody", "race", "--games", "20")
-    assert out.returncode != 0 and "no player named 'nobody'" in out.stderr
+    assert out.returncode == 2 and "no player named 'nobody'" in out.stderr
+    out = run("eval", "random@1", "race", "--games", "20")
+    assert out.returncode == 2 and "random does not search" in out.stderr
     out = run("eval", "race", "random", "--games", "21")
     assert out.returncode == 2 and "even" in out.stderr
 

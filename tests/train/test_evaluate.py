@@ -86,3 +86,39 @@ def test_elo_ratings_on_known_cases():
     assert 1000 < elo[1] < 2000
     elo, _ = elo_ratings(3, [(0, 1, 400, 1000), (0, 2, 200, 1000), (1, 2, 350, 1000)])
     assert 0 < elo[1] < elo[2]
+
+
+def test_a_randomising_player_plays_the_same_whatever_the_workers():
+    """Its choices are drawn per chunk of pairs, keyed by the seed and the chunk: never by workers."""
+    one = evaluate("random", "race", 240, seed=5, workers=1).summary()
+    two = evaluate("random", "race", 240, seed=5, workers=2).summary()
+    assert one == two
+    assert one["chunk_pairs"] == 100  # 120 pairs: two chunks, each with its own stream
+
+
+def test_chunks_draw_from_different_streams():
+    from nardy_env.players import RandomPlayer
+
+    class Recorder(RandomPlayer):
+        def __init__(self):
+            self.first = None
+
+        def choose(self, states, found, rng, colors=None):
+            if self.first is None:
+                self.first = rng.random()  # the stream's first number
+            return super().choose(states, found, rng)
+
+    firsts = []
+    for chunk in ([0, 1, 2], [3, 4, 5], [0, 1, 2]):
+        player = Recorder()
+        play_pairs(player, RaceBot(), chunk, seed=1)
+        firsts.append(player.first)
+    assert firsts[0] != firsts[1] and firsts[0] == firsts[2]
+
+
+def test_a_plain_function_is_a_player():
+    def first(states, found, rng):
+        return np.zeros(len(states), dtype=np.int64)
+
+    result = evaluate(first, "race", 20, seed=2).summary()
+    assert result["player_a"] == "first" and result["games"] == 20
