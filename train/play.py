@@ -196,12 +196,10 @@ class _Session:
             if text == "undo":
                 self.say("Nothing to undo yet: choose a play first; you can undo it when asked to confirm.")
                 continue
-            if text == "resign":
-                if self.confirm_resign(state, dice):
+            leaving = self.resign_or_quit(text, state, dice)
+            if leaving is not None:
+                if leaving:
                     return None
-                continue
-            if text == "quit":
-                self.confirm_quit()
                 continue
             if re.fullmatch(r"#?[0-9]+", text):
                 text = text.lstrip("#")
@@ -236,12 +234,10 @@ class _Session:
                 answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
                 if answer in ("", "y", "yes"):
                     return after_state
-                if answer == "resign":
-                    if self.confirm_resign(state, dice):
+                leaving = self.resign_or_quit(answer, state, dice)
+                if leaving is not None:
+                    if leaving:
                         return None
-                    continue
-                if answer == "quit":
-                    self.confirm_quit()
                     continue
                 if answer in ("undo", "u", "n", "no"):
                     break
@@ -279,15 +275,20 @@ class _Session:
         if len(ranked) > 5:
             self.say(f"  ... and {len(ranked) - 5} more")
 
-    def confirm_resign(self, state: np.ndarray, dice: np.ndarray) -> bool:
-        points = resignation_points(state, dice, self.rules)
-        why = ("a single game: your escape from mars is secured" if points == 1
-               else "mars: you have borne off nothing and this roll bears nothing off")
-        return self.ask(f"resign and lose {points} point{'s' * (points > 1)} ({why})? [y/N] ").lower() in ("y", "yes")
-
-    def confirm_quit(self) -> None:
-        if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in ("y", "yes"):
-            raise _Quit()
+    def resign_or_quit(self, text: str, state: np.ndarray, dice: np.ndarray) -> bool | None:
+        """``resign`` or ``quit`` typed at any prompt, confirmed first: True to resign now
+        (``quit`` confirmed ends the session), False if declined, None for other text."""
+        if text == "resign":
+            points = resignation_points(state, dice, self.rules)
+            why = ("a single game: your escape from mars is secured" if points == 1
+                   else "mars: you have borne off nothing and this roll bears nothing off")
+            answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)} ({why})? [y/N] ")
+            return answer.lower() in ("y", "yes")
+        if text == "quit":
+            if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in ("y", "yes"):
+                raise _Quit()
+            return False
+        return None
 
     def game(self) -> dict[str, int]:
         human = self.human_choice if self.human_choice is not None else Color(int(self.rng.integers(2)))
