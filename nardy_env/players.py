@@ -66,12 +66,16 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
-def _takes_colors(player: Player) -> bool:
+def _accepts_colors(fn: Any) -> bool:
     try:
-        params = inspect.signature(player.choose).parameters
+        params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
     return "colors" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _takes_colors(player: Player) -> bool:
+    return _accepts_colors(player.choose)
 
 
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
@@ -107,9 +111,12 @@ class FunctionPlayer:
     def __init__(self, fn: Any) -> None:
         self._fn = fn
         self.name = getattr(fn, "__name__", "function")
+        self._takes_colors = _accepts_colors(fn)
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        if self._takes_colors:
+            return self._fn(states, found, rng, colors=colors)
         return self._fn(states, found, rng)
 
 
@@ -119,6 +126,8 @@ def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
     if not isinstance(spec, str):
         if callable(getattr(spec, "choose", None)):
             return spec
+        if inspect.isclass(spec):
+            raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(spec):
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
@@ -126,7 +135,7 @@ def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
     if spec == "random":
         return RandomPlayer()
     base, at, depth = spec.rpartition("@")
-    if at and base == "random" and depth.isdigit():
+    if at and base == "random" and depth.isdigit() and int(depth) > 0:
         raise ValueError(f"random does not search; drop '@{depth}'")
     for resolve in _resolvers():
         player = resolve(spec, rules)

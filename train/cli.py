@@ -216,8 +216,10 @@ def _load_players_or_exit(specs, rules):
     for spec in specs:
         try:
             load_player(spec, rules)
-        except (PlayerNotFound, ValueError, OSError) as exc:
+        except (PlayerNotFound, ValueError) as exc:
             _usage_error(f"nardy: {exc}")
+        except OSError as exc:  # a file that is there but cannot be read: not a usage error
+            raise SystemExit(f"nardy: {exc}") from None
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -320,7 +322,9 @@ def _hint_player(args: argparse.Namespace, rules):
             raise SystemExit(f"nardy: --policy: {exc}") from None
     try:
         return load_player(f"{base}@{ply}" if ply else base, rules)
-    except (PlayerNotFound, ValueError, OSError) as exc:
+    except (PlayerNotFound, ValueError) as exc:
+        _usage_error(f"nardy: {exc}")
+    except OSError as exc:  # a file that is there but cannot be read: not a usage error
         raise SystemExit(f"nardy: {exc}") from None
 
 
@@ -642,16 +646,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings as one plain line on stderr, not Python's file:line: Category: text."""
-    print(f"nardy: warning: {message}", file=file or sys.stderr)
+_OWN = tuple(os.sep + name + os.sep for name in ("nardy_env", "agents", "train"))
+
+
+def _plain_warnings(show):
+    """A ``warnings.showwarning`` that prints nardy's own user warnings as one plain line
+    ("nardy: warning: ..."), and hands every other warning to ``show`` unchanged."""
+    def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+        if not (issubclass(category, UserWarning) and any(part in filename for part in _OWN)):
+            show(message, category, filename, lineno, file, line)
+            return
+        stream = file if file is not None else sys.stderr
+        if stream is None:
+            return
+        try:
+            stream.write(f"nardy: warning: {message}\n")
+        except OSError:
+            pass
+
+    return show_warning
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nardy`` console script."""
     import warnings
 
-    warnings.showwarning = _show_warning
+    with warnings.catch_warnings():  # the plain format lasts for this command only
+        warnings.showwarning = _plain_warnings(warnings.showwarning)
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -10,6 +10,7 @@ the win rate with its interval, and both sides' mars rates.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -130,11 +131,13 @@ class MatchResult:
     plies: np.ndarray
     seed: int
     rules: dict[str, Any] | None = None
-    chunk_pairs: int = CHUNK_PAIRS
+    """The rule variant keys played (None: not recorded)."""
+    chunk_pairs: int | None = None
+    """Pairs per batch (None: not recorded)."""
 
     def summary(self) -> dict[str, Any]:
         out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
-        out["rules"] = self.rules if self.rules is not None else DEFAULT_RULES.to_dict()
+        out["rules"] = self.rules
         out["chunk_pairs"] = self.chunk_pairs
         return out
 
@@ -192,8 +195,13 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
     }
 
 
-def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dict) -> dict[str, np.ndarray]:
-    """Process-pool entry: load both players by name and play some pairs."""
+def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
+            rules: dict) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Process-pool entry: load both players by name and play some pairs.
+
+    Returns the results and the texts of the warnings raised (loading a player
+    may warn), for the calling process to show once rather than once per worker.
+    """
     try:
         import torch
     except ImportError:  # exported policies play without torch
@@ -201,7 +209,17 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int, rules: dic
     else:
         torch.set_num_threads(1)
     r = Rules.from_dict(rules)
-    return play_pairs(load_player(spec_a, r), load_player(spec_b, r), pair_ids, seed, r, threads=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        players = load_player(spec_a, r), load_player(spec_b, r)
+    return play_pairs(*players, pair_ids, seed, r, threads=1), [str(w.message) for w in caught]
+
+
+def display_name(player: Any, default: str) -> str:
+    """How a match names a player: its spec string, else its ``name``, else its ``__name__``."""
+    if isinstance(player, str):
+        return player
+    return str(getattr(player, "name", None) or getattr(player, "__name__", None) or default)
 
 
 def default_workers(games: int) -> int:
@@ -211,7 +229,7 @@ def default_workers(games: int) -> int:
 
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
-             chunk_pairs: int = CHUNK_PAIRS) -> MatchResult:
+             chunk_pairs: int | None = None) -> MatchResult:
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
@@ -228,11 +246,12 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     if games < 2 or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")
     n_pairs = games // 2
-    name_a = player_a if isinstance(player_a, str) else getattr(player_a, "name", getattr(player_a, "__name__", "A"))
-    name_b = player_b if isinstance(player_b, str) else getattr(player_b, "name", getattr(player_b, "__name__", "B"))
+    name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
     workers = default_workers(games) if workers is None else max(1, workers)
-    if chunk_pairs < 1:
-        raise ValueError(f"chunk_pairs must be at least 1, got {chunk_pairs}")
+    if chunk_pairs is None:
+        chunk_pairs = CHUNK_PAIRS
+    if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
+        raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
     bar = _progress(games, f"{name_a} vs {name_b}", progress)
@@ -245,9 +264,13 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
             with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict()): k
                            for k, chunk in enumerate(chunks)}
+                notes: dict[str, None] = {}
                 for fut in as_completed(futures):
-                    results[futures[fut]] = fut.result()
+                    results[futures[fut]], caught = fut.result()
+                    notes.update(dict.fromkeys(caught))
                     bar.update(2 * len(chunks[futures[fut]]))
+            for note in notes:  # each worker loaded the players: show their warnings once
+                warnings.warn(note, stacklevel=2)
             parts = [results[k] for k in range(len(chunks))]
         else:
             pa = load_player(player_a, rules)
@@ -309,10 +332,11 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     cov = np.linalg.pinv(x.T @ (w[:, None] * x))
     fit = cov @ x.T @ (w * y)
     elo, elo_half = elo_ratings(n, [(i, j, s["win_rate"] * s["games"], s["games"]) for i, j, s in matches])
-    ratings = [{"player": players[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
+    names = [display_name(p, f"player {k}") for k, p in enumerate(players)]
+    ratings = [{"player": names[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
     for k in range(1, n):
         half = 1.96 * math.sqrt(max(cov[k - 1, k - 1], 0.0))
-        ratings.append({"player": players[k], "rating": round(float(fit[k - 1]), 4),
+        ratings.append({"player": names[k], "rating": round(float(fit[k - 1]), 4),
                         "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)],
                         "elo": round(float(elo[k]), 1),
                         "elo_ci95": [round(float(elo[k] - elo_half[k]), 1), round(float(elo[k] + elo_half[k]), 1)]})

@@ -247,3 +247,13 @@ def test_shipped_policy_ranks_winning_now_first_for_black_too():
     assert ranked[0]["result"].endswith(":0,15:w") and ranked[0]["equity"] == 2.0
     assert all(r["equity"] < 2.0 for r in ranked[1:])
     assert sorted(r["result"] for r in ranked)[0] != ranked[0]["result"]  # the tie-break alone would skip it
+
+
+def test_the_cli_plain_warning_format_does_not_outlive_the_command(capsys):
+    import warnings
+
+    from train.cli import main
+
+    before = warnings.showwarning
+    assert main(["moves", START_NPN, "6", "5"]) == 0
+    assert warnings.showwarning is before

@@ -92,8 +92,9 @@ def test_a_randomising_player_plays_the_same_whatever_the_workers():
     """Its choices are drawn per chunk of pairs, keyed by the seed and the chunk: never by workers."""
     one = evaluate("random", "race", 240, seed=5, workers=1).summary()
     two = evaluate("random", "race", 240, seed=5, workers=2).summary()
-    assert one == two
-    assert one["chunk_pairs"] == 100  # 120 pairs: two chunks, each with its own stream
+    assert one == two  # 120 pairs: two chunks of 100 and 20, each with its own stream
+    small = [evaluate("random", "race", 40, seed=5, workers=w, chunk_pairs=5).summary() for w in (1, 2)]
+    assert small[0] == small[1] and small[0]["chunk_pairs"] == 5
 
 
 def test_chunks_draw_from_different_streams():
@@ -122,3 +123,37 @@ def test_a_plain_function_is_a_player():
 
     result = evaluate(first, "race", 20, seed=2).summary()
     assert result["player_a"] == "first" and result["games"] == 20
+
+
+def test_summary_splits_results_by_colour():
+    # Game 2k is pair k with A white: A wins 2 as white and loses 1 as black in both pairs.
+    s = summarize("a", "b", np.array([2, -1, 2, -1]), np.array([80, 90, 100, 110]), seed=0)
+    assert s["points_per_game_a_white"] == 2.0 and s["points_per_game_a_black"] == -1.0
+    assert s["win_rate_a_white"] == 1.0 and s["win_rate_a_black"] == 0.0
+    assert s["points_per_game"] == 0.5 and s["mars_rate_a"] == 0.5 and s["mars_rate_b"] == 0.0
+    assert s["mean_plies"] == 95.0 and s["sd_plies"] == round(float(np.std([80, 90, 100, 110])), 2)
+
+
+def test_ladder_of_player_objects_names_them_and_is_json():
+    import json
+
+    def first(states, found, rng):
+        return np.zeros(len(states), dtype=np.int64)
+
+    out = ladder([first, RaceBot(), "random"], 4, seed=1)
+    assert [r["player"] for r in out["ratings"]] == ["first", "race", "random"]
+    json.dumps(out)
+
+
+def test_warnings_of_worker_processes_are_shown_once(tmp_path):
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+    from nardy_env import Rules
+
+    torch.manual_seed(0)
+    path = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((4,)), Rules(block_rule="home"))
+    with pytest.warns(UserWarning, match="trained under rules") as caught:
+        evaluate(str(path), "race", 4, seed=0, workers=2, chunk_pairs=1)  # two chunks, two workers
+    assert sum("trained under rules" in str(w.message) for w in caught) == 1
