@@ -29,7 +29,16 @@ from typing import TextIO
 
 import numpy as np
 
-from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates, parse_npn
+from nardy_env import (
+    Color,
+    Rules,
+    flip,
+    format_npn,
+    initial_states,
+    legal_afterstates,
+    parse_npn,
+    to_common_point,
+)
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, choose_indices
@@ -84,13 +93,6 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     return moves
 
 
-def _personal(point: int, side: Color) -> int:
-    """A common point number (0 = off) as ``side``'s personal number (0 = off)."""
-    if point == 0 or side == Color.WHITE:
-        return point
-    return point + 12 if point <= 12 else point - 12
-
-
 def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> str | None:
     """A reason a typed play cannot be legal, checked move by move, or None if none is found.
 
@@ -104,7 +106,8 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
     faces = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
     reach = sorted({sum(c) for k in range(1, len(faces) + 1) for c in combinations(faces, k)})
     for src, dst in moves:
-        a, b = _personal(src, side), _personal(dst, side)
+        # Personal <-> common is a shift by 12 points, its own inverse (0, off, stays 0).
+        a, b = int(to_common_point(src, side)), int(to_common_point(dst, side))
         name = f"{src}/{'off' if dst == 0 else dst}"
         if mine[a - 1] == 0:
             return f"there is no {colour} checker on {src} for {name}"
@@ -318,8 +321,6 @@ class _Session:
                 k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]))[0])
                 after = found.states[k]
                 n = int(found.num_moves[k])
-                from nardy_env import to_common_point
-
                 moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))
                          for f, t in found.moves[k, :n]]
                 self.say(f"{self.opponent.name} plays {format_move_sequence(moves)}")
