@@ -24,6 +24,7 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.encoding import raw_positions
+from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
 from nardy_env.rules import DEFAULT_RULES
 
@@ -31,10 +32,6 @@ from .common import segment_argmax, segment_max
 
 __all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "rules_to_play"]
 
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
-"""The 21 distinct rolls."""
-ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1 / 36, 2 / 36)
-"""Probability of each of ROLLS."""
 EQUITY = np.array([1.0, 2.0, -1.0, -2.0])
 """Points of [win, win mars, lose, lose mars]."""
 

@@ -11,9 +11,12 @@ from .core import OFF_MOVER, legal_afterstates
 from .notation import Color
 from .rules import DEFAULT_RULES, Rules
 
-__all__ = ["opening_roll", "roll_dice", "resignation_points"]
+__all__ = ["opening_roll", "roll_dice", "resignation_points", "ROLLS", "ROLL_WEIGHTS"]
 
-_ALL_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
+"""The 21 distinct rolls."""
+ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1 / 36, 2 / 36)
+"""Probability of each of ROLLS."""
 
 
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -64,7 +67,7 @@ def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
     state = np.asarray(state, dtype=np.int8)
     if state[OFF_MOVER] > 0:
         return 1
-    rolls = _ALL_ROLLS if dice is None else np.asarray(dice, dtype=np.int64).reshape(1, 2)
+    rolls = ROLLS if dice is None else np.asarray(dice, dtype=np.int64).reshape(1, 2)
     found = legal_afterstates(np.repeat(state[None], len(rolls), axis=0), rolls, rules)
     bears_off = found.states[:, OFF_MOVER] > 0
     # Escape secured for a roll when some play of it bears off; needed for every roll asked about.
