@@ -133,19 +133,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from train.bench import bench_core, bench_env, bench_search
 
     if args.env and args.search:
-        print("nardy bench: choose one of --env and --search", file=sys.stderr)
-        return 2
+        _usage_error("nardy bench: choose one of --env and --search")
     misplaced = [flag for flag, value, mode in (
         ("--num-envs", args.num_envs, args.env), ("--action-mode", args.action_mode, args.env),
         ("--max-ply", args.max_ply, args.search), ("--positions", args.positions, args.search),
     ) if value is not None and not mode]
     if misplaced:
         needs = "--env" if misplaced[0] in ("--num-envs", "--action-mode") else "--search PLAYER"
-        print(f"nardy bench: {misplaced[0]} applies with {needs} only", file=sys.stderr)
-        return 2
+        _usage_error(f"nardy bench: {misplaced[0]} applies with {needs} only")
     if args.search and args.games is not None:
-        print("nardy bench: --games does not apply to --search (use --positions)", file=sys.stderr)
-        return 2
+        _usage_error("nardy bench: --games does not apply to --search (use --positions)")
     games = 10000 if args.games is None else args.games
     num_envs = 256 if args.num_envs is None else args.num_envs
     action_mode = args.action_mode or "turn"
