@@ -155,13 +155,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         from agents.registry import split_ply
 
         if split_ply(args.search)[0] != args.search:
-            print(f"nardy bench: --search {args.search}: name the player without @N; --max-ply sets the "
-                  "depths measured (0 to N)", file=sys.stderr)
-            return 2
+            _usage_error(f"nardy bench: --search {args.search}: name the player without @N; --max-ply sets the "
+                         "depths measured (0 to N)")
         if _is_bot(split_ply(args.search)[0]):
-            print(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
-                  "(a run, checkpoint or exported policy folder)", file=sys.stderr)
-            return 2
+            _usage_error(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
+                         "(a run, checkpoint or exported policy folder)")
         max_ply = 2 if args.max_ply is None else args.max_ply
         positions = 40 if args.positions is None else args.positions
         rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
