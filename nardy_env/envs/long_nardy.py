@@ -25,8 +25,8 @@ from .games import (
 __all__ = ["LongNardyEnv", "GameOverError", "render_text"]
 
 
-class GameOverError(RuntimeError):
-    """``step()`` after the game ended, before ``reset()``."""
+class GameOverError(gym.error.ResetNeeded, RuntimeError):
+    """``step()`` after the game ended, before ``reset()`` (a ``gymnasium.error.ResetNeeded``)."""
 
 
 def render_text(batch: GameBatch, row: int) -> str:
@@ -85,7 +85,8 @@ def opponent_ended_preset(options: dict[str, Any] | None) -> str:
             "where the agent moves first or the game goes on")
 
 
-def start_presets(options: dict[str, Any] | None, n: int) -> dict[int, tuple] | None:
+def start_presets(options: dict[str, Any] | None, n: int,
+                  also_known: tuple[str, ...] = ()) -> dict[int, tuple] | None:
     """The games ``reset(options=...)`` asks for, by row, or None for the usual start.
 
     ``position``: one NPN for every game, or (``n > 1``) a list of ``n``;
@@ -98,7 +99,7 @@ def start_presets(options: dict[str, Any] | None, n: int) -> dict[int, tuple] | 
         raise TypeError(f"options must be a dict, got {type(options).__name__}")
     unknown = sorted(set(options) - set(_RESET_OPTIONS))
     if unknown:
-        raise ValueError(f"unknown reset option(s) {unknown}; known options are {list(_RESET_OPTIONS)}")
+        raise ValueError(f"unknown reset option(s) {unknown}; known options are {list(_RESET_OPTIONS + also_known)}")
     if "position" not in options:
         raise ValueError('reset option "dice" needs a "position" to roll them in')
     positions: Any = options["position"]

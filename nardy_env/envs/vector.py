@@ -38,6 +38,40 @@ def split_afterstates(found: Afterstates) -> list[Afterstates]:
     return pieces
 
 
+def _sub_env_seeds(seed: Any, n: int) -> list[int | None]:
+    """One seed (or None) per sub-env, as ``SyncVectorEnv`` reads ``seed``; checked before anything changes."""
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, int | np.integer):
+        if seed < 0:
+            raise ValueError(f"seed must be at least 0, got {seed}")
+        return [int(seed) + i for i in range(n)]
+    if not isinstance(seed, list | tuple | np.ndarray):
+        raise TypeError(f"seed must be None, an int, or a list of {n} ints or None, got {type(seed).__name__}")
+    seeds = list(seed)
+    if len(seeds) != n:
+        raise ValueError(f"give one seed per sub-env ({n}), got {len(seeds)}")
+    for i, s in enumerate(seeds):
+        if s is not None and not isinstance(s, int | np.integer):
+            raise TypeError(f"seed[{i}] must be an int or None, got {type(s).__name__} {s!r}")
+        if s is not None and s < 0:
+            raise ValueError(f"seed[{i}] must be at least 0, got {s}")
+    return [None if s is None else int(s) for s in seeds]
+
+
+def _reset_mask(mask: Any, n: int) -> np.ndarray | None:
+    """Gymnasium's partial reset: a bool array ``[n]`` with at least one True, or None."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if mask.dtype != np.bool_ or mask.shape != (n,):
+        raise ValueError(f'reset option "reset_mask" must be a bool array of shape ({n},), '
+                         f"got {mask.dtype} {mask.shape}")
+    if not mask.any():
+        raise ValueError('reset option "reset_mask" must have at least one True (a sub-env to reset)')
+    return mask
+
+
 def _read_only(found: Afterstates) -> Afterstates:
     views = []
     for arr in found:
@@ -102,6 +136,8 @@ class LongNardyVectorEnv(VectorEnv):
     or one pair per sub-env})`` starts them from given positions instead (each
     side to move moves first; without ``"dice"`` the dice are rolled); games
     that restart later by autoreset begin from the starting position.
+    ``options={"reset_mask": m}`` (Gymnasium's partial reset) restarts only
+    the sub-envs where the bool array ``m`` is True.
 
     ## Episode End
 
@@ -140,6 +176,10 @@ class LongNardyVectorEnv(VectorEnv):
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer of at least 1, got {num_envs!r}")
+        if max_episode_steps is not None and (isinstance(max_episode_steps, bool)
+                                              or not isinstance(max_episode_steps, int | np.integer)
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps must be None or an integer of at least 1, got {max_episode_steps!r}")
         num_envs = int(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -190,27 +230,30 @@ class LongNardyVectorEnv(VectorEnv):
         self._check_open("action_masks")
         return self.batch.action_mask().astype(bool)
 
-    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None):
-        if seed is None or isinstance(seed, int | np.integer):
-            seeds: list[int | None] = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = [int(s) for s in seed]
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"give one seed per sub-env ({self.num_envs}), got {len(seeds)}")
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        seeds = _sub_env_seeds(seed, self.num_envs)
         if self.closed:
             raise error.ClosedEnvironmentError("reset() on a closed LongNardyVectorEnv")
-        presets = start_presets(options, self.num_envs)
-        super().reset(seed=seeds[0])
+        options = dict(options) if isinstance(options, dict) else options  # never change the caller's dict
+        mask = _reset_mask(options.pop("reset_mask", None), self.num_envs) if isinstance(options, dict) else None
+        if mask is not None and not self._playable:
+            raise error.ResetNeeded('options={"reset_mask": ...} restarts some sub-envs of a running batch; '
+                                    "call reset() without it first")
+        presets = start_presets(options, self.num_envs, also_known=("reset_mask",))
+        rows = self._all if mask is None else np.flatnonzero(mask)
         b = self.batch
+        if mask is None:
+            super().reset(seed=seeds[0])
         if seed is not None or not self._started:
-            for i, s in enumerate(seeds):
-                b.set_generator(i, seeding.np_random(s)[0])
-            first = seeds[0]
-            b.opponent_rng = np.random.default_rng(None if first is None else [first, 1])
+            for i in rows:
+                b.set_generator(int(i), seeding.np_random(seeds[i])[0])
+            if mask is None:
+                first = seeds[0]
+                b.opponent_rng = np.random.default_rng(None if first is None else [first, 1])
         self._started = True
-        self._autoreset[:] = False
-        self._steps[:] = 0
-        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), self._all, presets)
+        self._autoreset[rows] = False
+        self._steps[rows] = 0
+        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), rows, presets)
         self._playable = not terminated.any()
         if terminated.any():
             raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))

@@ -141,6 +141,8 @@ def test_random_play_finishes_games_with_valid_rewards(action_mode):
         assert np.flatnonzero(info["action_mask"]).tolist() == [0 if action_mode == "turn" else PASS_ACTION]
         with pytest.raises(GameOverError):
             env.step(0)
+        with pytest.raises(gym.error.ResetNeeded):  # one except for "reset first", before or after a game
+            env.step(0)
         games += 1
         obs, info = env.reset()
     assert steps > 50 * games

@@ -112,6 +112,62 @@ def test_vector_env_matches_gymnasiums_sync_vector_env():
 
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_partial_reset_with_reset_mask_matches_gymnasiums_sync_vector_env(action_mode):
+    """Gymnasium's reset(options={"reset_mask": m}) restarts the masked sub-envs only."""
+    native = make_vec(4, action_mode=action_mode)
+    sync = gym.make_vec("LongNardy-v0", num_envs=4, vectorization_mode="sync", action_mode=action_mode)
+    rng = np.random.default_rng(5)
+    o1, i1 = native.reset(seed=3)
+    o2, i2 = sync.reset(seed=3)
+    for step in range(120):
+        if step in (20, 70):
+            mask = np.array([True, False, step == 70, False])
+            kept = o1[~mask].copy()
+            options = {"reset_mask": mask}
+            o1, i1 = native.reset(seed=[40 + step, None, 41 + step, None], options=options)
+            o2, i2 = sync.reset(seed=[40 + step, None, 41 + step, None], options={"reset_mask": mask.copy()})
+            assert "reset_mask" in options  # the caller's dict is left alone
+            assert (o1[~mask] == kept).all()  # the others go on where they were
+            # sync reports the info of the reset sub-envs only; the native env, of all (unchanged ones too)
+            assert (i2["_action_mask"] == mask).all() and i1["_action_mask"].all()
+            assert (i1["action_mask"][mask] == i2["action_mask"][mask]).all()
+            i2["action_mask"] = i1["action_mask"]
+        assert (o1 == o2).all() and (i1["action_mask"] == i2["action_mask"]).all()
+        a = sample(i1["action_mask"], rng)
+        o1, r1, t1, _, i1 = native.step(a)
+        o2, r2, t2, _, i2 = sync.step(a)
+        assert (r1 == r2).all() and (t1 == t2).all()
+
+
+def test_bad_seeds_reset_mask_and_max_episode_steps_are_refused_before_anything_changes():
+    env = make_vec(3)
+    obs, _ = env.reset(seed=1)
+    bad_resets = [
+        (dict(seed="123"), TypeError, "seed must be None, an int"),
+        (dict(seed=1.5), TypeError, "seed must be None, an int"),
+        (dict(seed=[1, 2.5, 3]), TypeError, r"seed\[1\] must be an int or None"),
+        (dict(seed=[1, 2]), ValueError, "one seed per sub-env"),
+        (dict(seed=-1), ValueError, "at least 0"),
+        (dict(seed=[0, 1, -3]), ValueError, r"seed\[2\] must be at least 0"),
+        (dict(options={"reset_mask": np.array([1, 0, 1])}), ValueError, "bool array of shape"),
+        (dict(options={"reset_mask": np.zeros(3, dtype=bool)}), ValueError, "at least one True"),
+        (dict(options={"reset_mask": np.ones(2, dtype=bool)}), ValueError, "bool array of shape"),
+        (dict(options={"reset_mask": np.ones(3, dtype=bool), "colour": 1}), ValueError, "reset_mask"),
+    ]
+    for kwargs, kind, message in bad_resets:
+        with pytest.raises(kind, match=message):
+            env.reset(**kwargs)
+        assert (env.unwrapped.batch.observations() == obs).all(), kwargs
+    assert (env.reset(seed=[1, None, 3])[0][[0, 2]] == obs[[0, 2]]).all()  # None entries are taken
+    fresh = make_vec(2)
+    with pytest.raises(gym.error.ResetNeeded, match="without it first"):
+        fresh.reset(options={"reset_mask": np.array([True, False])})
+    for steps in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="max_episode_steps"):
+            make_vec(2, max_episode_steps=steps)
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_random_play_finishes_games_with_valid_rewards(action_mode):
     env = make_vec(16, action_mode=action_mode)
     rng = np.random.default_rng(3)
