@@ -7,6 +7,7 @@ Needs only the exported folder, onnxruntime, numpy and the rules core (for the l
 """
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
 
@@ -38,8 +39,7 @@ def encode(result):
 
 
 def best_result(session, results):
-    """Steps 3-4: the highest equity (a finished result gets its exact points in the graph
-    itself); ties go to the earliest result."""
+    """Steps 3-4: the highest equity (the graph values finished results exactly); ties go to the earliest."""
     raw = np.array([encode(r) for r in results], dtype=np.float32)
     return results[int(np.argmax(session.run(["equity"], {"positions": raw})[0]))]
 
@@ -58,12 +58,14 @@ def main():
     parser.add_argument("policy", type=Path, help="an exported policy folder")
     parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
     args = parser.parse_args()
-    if not (args.policy / "policy.json").is_file():
-        parser.error(f"{args.policy} is not an exported policy folder (no policy.json)")
-    info = json.loads((args.policy / "policy.json").read_text())
-    assert info["format"] == "nardy-policy/1", info["format"]
+    try:  # what to check when you load it (docs/policy.md): the format, and that the two files belong together
+        info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
+    except (OSError, ValueError) as error:
+        parser.error(f"{args.policy} is not an exported policy folder ({error})")
+    if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info["onnx"]["sha256"]:
+        parser.error(f"{args.policy}: not a nardy-policy/1 export, or policy.onnx is not the file policy.json names")
     rules = Rules.from_dict(info["rules"])
-    session = ort.InferenceSession(str(args.policy / "policy.onnx"), providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(args.auto)
     side, dice = opening(rng, rules)
     npn = START_NPN[:-1] + side
@@ -82,10 +84,8 @@ def main():
                 choice = input(f"your play (1-{len(results)}): ").strip()
             npn = results[int(choice) - 1]
         print(f"{turn:3d}. {'bot' if side == 'b' else 'you'} {dice[0]}-{dice[1]}: {plays[npn] or '(no move)'} -> {npn}")
-        state, _ = parse_npn(npn)
-        if state[25] == 15:  # the side that just moved (the opponent of the one to move) is off
-            points = 2 if state[24] == 0 else 1
-            print(f"{'bot (black)' if side == 'b' else 'you (white)'} won {points} point(s) in {turn} plies")
+        if (state := parse_npn(npn)[0])[25] == 15:  # the side that just moved (not the one to move) is off
+            print(f"{'bot (black)' if side == 'b' else 'you (white)'} won {1 + (state[24] == 0)} point(s) in {turn} plies")
             return 0
         side = "w" if side == "b" else "b"
         dice = [int(x) for x in rng.integers(1, 7, size=2)]

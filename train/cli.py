@@ -345,17 +345,18 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
-    header = f"  {'#':>3}  {label:>7}  " + ("  win   w-m  lose   l-m  ply  " if has_outcomes else "") + "play"
+    header = f"  {'#':>3}  {label:>7}  " + ("  win  mars   lose  mars  ply  " if has_outcomes else "") + "play"
     if has_outcomes:
-        print("  (for the side to move: equity in points at the ply shown; win, w-m (win by mars), lose,\n"
-              "   l-m (lose by mars): the network's 0-ply probabilities after the play)")
+        print("  (for the side to move: equity in points at the ply shown; win and lose: the chances of\n"
+              "   winning and losing after the play, each with its part by mars; the network's 0-ply values)")
     else:
         print(f"  (score: {player.name}'s own preference, higher is better; not points)")
     print(header)
     for n, e in enumerate(ranked[: args.top], 1):
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "
         if has_outcomes:
-            cols += " ".join(f"{x:5.3f}" for x in e["outcomes"]) + f"  {e['ply']:>3}  "
+            win, win_mars, lose, lose_mars = e["outcomes"]
+            cols += f"{win + win_mars:5.3f} {win_mars:5.3f}  {lose + lose_mars:5.3f} {lose_mars:5.3f}  {e['ply']:>3}  "
         print(cols + format_move_sequence(e["moves"]))
     if len(ranked) > args.top:
         print(f"  ... {len(ranked) - args.top} more (--top N shows more)")
