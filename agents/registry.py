@@ -3,7 +3,9 @@
 - ``race``, ``heuristic``: the baseline bots (``random`` is built into nardy_env).
 - a run directory or a ``.pt`` checkpoint file: the TD network.
 - an exported policy folder (``policy.onnx`` + ``policy.json``): the exported network.
-- any of these followed by ``@N`` searches N plies deep (``checkpoints/default@1``).
+- ``default``: the shipped player, ``checkpoints/default`` of the nardy checkout, from any
+  directory (a ``default`` path in the current directory comes first).
+- any of these followed by ``@N`` searches N plies deep (``checkpoints/default@1``, ``default@1``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from nardy_env.players import Player
 
 from .bots import BOTS
 
-__all__ = ["resolve", "split_ply"]
+__all__ = ["SHIPPED_PLAYER", "resolve", "split_ply"]
+
+#: The shipped player's folder; the name ``default`` plays it from any directory.
+SHIPPED_PLAYER = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
 
 
 def split_ply(spec: str) -> tuple[str, int]:
@@ -36,6 +41,11 @@ def resolve(spec: str, rules: Rules) -> Player | None:
             raise ValueError(f"{base} is a bot and does not search; drop '@{ply}'")
         return BOTS[base]()
     path = Path(base)
+    if base == "default" and not path.exists():
+        if not (SHIPPED_PLAYER / "policy.onnx").is_file():
+            raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
+                             "lacks (it comes with a clone of the nardy repository)")
+        path = SHIPPED_PLAYER
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"
     if exported:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agents.registry import SHIPPED_PLAYER
 from agents.search import SearchPlayer
 from nardy_env import Rules, flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
@@ -18,15 +18,13 @@ from train.moves import parse_dice, parse_live_npn
 
 __all__ = ["default_player_spec", "rank_plays"]
 
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-
 
 def default_player_spec() -> str:
     """The shipped player when it is there, else the heuristic bot."""
-    if not (DEFAULT_CHECKPOINT / "checkpoint.pt").is_file():
+    if not (SHIPPED_PLAYER / "checkpoint.pt").is_file():
         return "heuristic"
-    relative = os.path.relpath(DEFAULT_CHECKPOINT)
-    return relative if not relative.startswith("..") else str(DEFAULT_CHECKPOINT)
+    relative = os.path.relpath(SHIPPED_PLAYER)
+    return relative if not relative.startswith("..") else str(SHIPPED_PLAYER)
 
 
 def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:

@@ -1,0 +1,34 @@
+"""Player names: the shipped player by the name ``default``, from any directory."""
+
+from __future__ import annotations
+
+import pytest
+
+import agents.registry
+from agents.registry import SHIPPED_PLAYER
+from nardy_env.players import PlayerNotFound, load_player
+
+needs_shipped = pytest.mark.skipif(not (SHIPPED_PLAYER / "policy.onnx").is_file(),
+                                   reason="needs checkpoints/default (a clone of the repository)")
+
+
+@needs_shipped
+def test_default_names_the_shipped_player_from_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_player("default").name == str(SHIPPED_PLAYER)
+    assert load_player("default@1").name == f"{SHIPPED_PLAYER}@1"
+
+
+@needs_shipped
+def test_a_default_folder_in_the_current_directory_comes_first(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "default").mkdir()  # an empty folder: a path the user named, and no player
+    with pytest.raises(PlayerNotFound):
+        load_player("default")
+
+
+def test_default_without_the_shipped_player_says_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(agents.registry, "SHIPPED_PLAYER", tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="names the shipped player.*lacks"):
+        load_player("default")
