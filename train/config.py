@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ class TrainConfig:
         clean = {}
         for key, value in data.items():
             expected = types[key]
+            value = _number_from_text(value) if expected in ("int", "float") else value
             if expected in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ConfigError(f"{where}: {key} must be an integer, got {value!r}")
             if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
@@ -171,6 +173,18 @@ class TrainConfig:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _number_from_text(value: Any) -> Any:
+    """``1e-4`` as a number: YAML 1.1 (PyYAML) reads exponents without a dot as strings.
+    An integer setting takes one only when it is whole (``4e5``)."""
+    if not isinstance(value, str) or not _NUMBER.fullmatch(value.strip()):
+        return value
+    number = float(value)
+    return int(number) if number.is_integer() and abs(number) < 2**53 else number
 
 
 def load_config(path: str | Path | None, overrides_from: str = "overrides", **overrides: Any) -> TrainConfig:

@@ -81,6 +81,17 @@ def check_ray_address(address: str | None) -> None:
                          "`ray start --head` there, or leave out --address for a local Ray") from None
 
 
+def _check_writable(folder: Path) -> None:
+    """Raise TrainError unless ``folder`` can be made (or written) here: say which part is in the way."""
+    parent = folder
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise TrainError(f"cannot make {folder}: {parent} is a file")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise TrainError(f"cannot make {folder}: {parent} is not writable")
+
+
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
     """Join a cluster by address (argument or RAY_ADDRESS), or start a quiet local Ray."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -178,15 +189,27 @@ class Trainer:
             if (self.run_dir / "checkpoint.pt").exists():
                 raise TrainError(f"{self.run_dir} already holds a run; use --resume {self.run_dir} "
                                  "to continue it or --out to start a new one")
+            if self.run_dir.exists() and not self.run_dir.is_dir():
+                raise TrainError(f"{self.run_dir} is a file; give --out a folder")
             if self.run_dir.is_dir() and any(self.run_dir.iterdir()):
                 raise TrainError(f"{self.run_dir} is not empty but holds no checkpoint (a run that never "
                                  "saved one?); remove it or choose another --out")
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            config.save(self.run_dir / "config.json")
+            _check_writable(self.run_dir)
+        self._new_run = not resume  # the folder is made once Ray has started (_make_run_dir)
         self._writer: Any = None
         self.interrupted = False
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any]] = {}
+
+    def _make_run_dir(self) -> None:
+        """A new run's folder and config.json, written once the run is sure to start."""
+        if self._new_run:
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                self.config.save(self.run_dir / "config.json")
+            except OSError as exc:
+                raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
+            self._new_run = False
 
     # -- state ------------------------------------------------------------------------------
 
@@ -208,6 +231,17 @@ class Trainer:
         else:
             raise TrainError(f"cannot resume {self.run_dir}: no readable checkpoint ("
                              + "; ".join(self.skipped) + ")")
+        if path.name != "checkpoint.pt":
+            # checkpoint.pt names the run's latest state (for eval, export, play): it becomes the
+            # copy resumed from; an unreadable one is kept aside, never deleted.
+            latest = self.run_dir / "checkpoint.pt"
+            if latest.exists():
+                latest.replace(self.run_dir / "checkpoint.pt.unreadable")
+            data = path.read_bytes()
+            write_atomic(latest, lambda fh: fh.write(data))
+            self.skipped.append(f"checkpoint.pt is now a copy of {path.name}"
+                                + (" (the unreadable one is kept as checkpoint.pt.unreadable)"
+                                   if (self.run_dir / "checkpoint.pt.unreadable").exists() else ""))
         # eval.jsonl is rewritten from the checkpoint's history, so that it never holds
         # evaluations made after the checkpoint (they are made again).
         lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
@@ -242,6 +276,9 @@ class Trainer:
             "games": 0, "total_games": own.get("total_games", self.config.total_games),
             "lr": own.get("lr", self.config.lr), "epsilon": own.get("epsilon", self.config.epsilon)})
         if self.schedule["total_games"] != self.config.total_games:
+            if self.config.total_games < self.games:
+                raise TrainError(f"total_games={self.config.total_games} is below the {self.games} games "
+                                 f"{path} has played; give more to train further")
             # The values reached under the old length start a new segment from here.
             old_total = self.schedule["total_games"]
             self.schedule = {"games": self.games, "total_games": self.config.total_games,
@@ -279,6 +316,7 @@ class Trainer:
 
     def save(self) -> Path:
         """Write the replay and checkpoint.pt atomically, and keep the last few numbered copies."""
+        self._make_run_dir()
         self._save_replay()
         path = save_checkpoint(
             self.run_dir / "checkpoint.pt", self.network, self.rules,
@@ -377,6 +415,7 @@ class Trainer:
             record[opponent] = {k: result[k] for k in ("win_rate", "win_rate_ci95", "points_per_game",
                                                       "ci95", "mars_rate_a", "mars_rate_b", "games")}
         self.eval_history.append(record)
+        self._make_run_dir()
         with open(self.run_dir / "eval.jsonl", "a") as fh:
             fh.write(json.dumps(record) + "\n")
         if self._writer is not None:
@@ -399,7 +438,10 @@ class Trainer:
     def final_evaluation(self) -> dict[str, Any] | None:
         """The closing evaluation, once made."""
         last = self.eval_history[-1] if self.eval_history else None
-        return last if last and last.get("final") and last["games_trained"] == self.games else None
+        if not last or not last.get("final") or last["games_trained"] != self.games:
+            return None
+        # eval_opponents changed on resume: the closing evaluation is made again against them.
+        return last if all(opponent in last for opponent in self.config.eval_opponents) else None
 
     def finish(self) -> dict[str, Any] | None:
         """The final evaluation (``final_eval_games``), saved with the checkpoint; None if none is due."""
@@ -454,8 +496,11 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         c = self.config
-        self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games or None)
-        n_actors = len(self._actors) if self._actors else self._start_actors()
+        n_actors = len(self._actors) if self._actors else self._start_actors()  # Ray first: an address
+        self._make_run_dir()  # that fails leaves no half-made run folder behind
+        # purge_step drops what a killed session logged after its last checkpoint; the
+        # evaluation at the checkpoint's own step was made before it was saved, so it stays.
+        self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games + 1 if self.games else None)
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -635,11 +680,16 @@ def default_run_dir(config: TrainConfig) -> Path:
 def config_for_resume(run_dir: Path) -> TrainConfig:
     """The resolved configuration a run was started with."""
     path = run_dir / "config.json"
+    if not run_dir.is_dir():
+        raise TrainError(f"cannot resume {run_dir}: no such folder" if not run_dir.exists()
+                         else f"cannot resume {run_dir}: it is a file; give the run's folder")
     if not path.is_file():
-        raise TrainError(f"cannot resume {run_dir}: no config.json there")
+        raise TrainError(f"cannot resume {run_dir}: no config.json there (not a run folder?)")
     try:
         return TrainConfig.from_dict(json.loads(path.read_text()), where=str(path))
-    except (json.JSONDecodeError, ConfigError) as exc:
+    except json.JSONDecodeError as exc:
+        raise TrainError(f"cannot resume {run_dir}: {path} is not valid JSON ({exc})") from None
+    except ConfigError as exc:
         raise TrainError(f"cannot resume {run_dir}: {exc}") from None
 
 
@@ -651,6 +701,10 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     resume has started (``save_config``), so a refused resume changes nothing.
     """
     current = config.to_dict()
+    unknown = sorted(k for k in changes if k not in current)
+    if unknown:
+        raise TrainError(f"unknown setting(s) {', '.join(unknown)}; --resume can change "
+                         f"{', '.join(RESUMABLE_KEYS)}")
     refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
                      and (k not in current or _plain(v) != current[k]))
     if refused:

@@ -87,3 +87,16 @@ def test_cli_set_overrides_are_validated():
                               "--set", bad, "--out", "/nonexistent/never"], capture_output=True, text=True,
                              timeout=120)
         assert out.returncode == 2 and "--set" in out.stderr and "Traceback" not in out.stderr, (bad, out.stderr)
+
+
+def test_numbers_with_exponents_are_numbers(tmp_path):
+    """PyYAML reads 1e-4 (no dot) as a string; the config takes it as the number it means."""
+    path = tmp_path / "exp.yaml"
+    path.write_text("lr: 1e-3\nlr_final: 5E-5\ntotal_games: 4e5\n")
+    config = load_config(path)
+    assert (config.lr, config.lr_final, config.total_games) == (0.001, 5e-05, 400_000)
+    assert isinstance(config.total_games, int)
+    with pytest.raises(ConfigError, match="total_games must be an integer, got 2.5"):
+        load_config(path, total_games="2.5e0")
+    with pytest.raises(ConfigError, match="lr must be a number"):
+        load_config(path, lr="1e-3x")

@@ -14,7 +14,7 @@ import torch
 
 from agents.td import load_checkpoint
 from train.config import load_config
-from train.trainer import Trainer, TrainError, check_ray_address, resume_with_changes
+from train.trainer import Trainer, TrainError, check_ray_address, config_for_resume, resume_with_changes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,6 +60,10 @@ def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
     assert any("checkpoint.pt" in note for note in after.skipped)
     assert any("replay" in note for note in after.skipped)  # that copy's replay is gone: starts empty
     assert after.replay.count == 0
+    # checkpoint.pt is the good copy again (eval, export and play read it); the bad one is kept aside
+    assert (run / "checkpoint.pt").read_bytes() == (run / "checkpoint-000000512.pt").read_bytes()
+    assert (run / "checkpoint.pt.unreadable").read_bytes() == data[:1000]
+    assert load_checkpoint(run)[1]["training"]["games"] == 512
     for name in ("checkpoint.pt", *(p.name for p in run.glob("checkpoint-*.pt"))):
         (run / name).write_bytes(b"junk")
     with pytest.raises(TrainError, match="no readable checkpoint"):
@@ -138,6 +142,56 @@ def test_a_truncated_replay_starts_empty_instead_of_failing(tmp_path):
     replay.write_bytes(replay.read_bytes()[:500])
     resumed = Trainer(trainer.config, run, resume=True, progress=False)
     assert resumed.replay.count == 0 and any("unreadable" in note for note in resumed.skipped)
+
+
+def test_a_new_run_makes_its_folder_only_once_ray_has_started(tmp_path, monkeypatch):
+    import train.trainer
+
+    def no_cluster(address=None, num_cpus=None):
+        raise TrainError("cannot join the Ray cluster at auto: nothing there")
+
+    monkeypatch.setattr(train.trainer, "start_ray", no_cluster)
+    trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+    with pytest.raises(TrainError, match="cannot join"):
+        trainer.train()
+    assert not (tmp_path / "run").exists()  # so the same --out works once the cluster is there
+
+
+def test_out_that_is_a_file_or_under_one_is_refused_clearly(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(TrainError, match="is a file; give --out a folder"):
+        Trainer(config, tmp_path / "notes.txt", progress=False)
+    with pytest.raises(TrainError, match=r"cannot make .*notes.txt is a file"):
+        Trainer(config, tmp_path / "notes.txt" / "run", progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_resume_refuses_fewer_games_than_played_and_unknown_settings(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)  # 768 games
+    with pytest.raises(TrainError, match="total_games=512 is below the 768 games"):
+        Trainer(resume_with_changes(before.config, {"total_games": 512}), run, resume=True, progress=False)
+    with pytest.raises(TrainError, match="unknown setting.*totl_games"):
+        resume_with_changes(before.config, {"totl_games": 5})
+    with pytest.raises(TrainError, match="no such folder"):
+        config_for_resume(tmp_path / "nowhere")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{oops")
+    with pytest.raises(TrainError, match=r"config.json is not valid JSON"):
+        config_for_resume(tmp_path / "bad")
+
+
+def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1, total_games=256, eval_opponents=["random"], final_eval_games=4)
+    first = trainer.finish()
+    assert first is not None and "random" in first and trainer.finish() is first  # made once
+    resumed = Trainer(resume_with_changes(trainer.config, {"eval_opponents": ["race"]}), run,
+                      resume=True, progress=False)
+    assert resumed.final_evaluation is None  # the one made has no "race"
+    again = resumed.finish()
+    assert again is not None and "race" in again and again["final"]
 
 
 def test_a_folder_left_by_a_failed_start_is_not_reused(tmp_path):

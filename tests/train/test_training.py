@@ -93,6 +93,14 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ra
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert f"resuming from {before['training']['games']} games in checkpoint.pt" in out.stdout
     assert "replay buffer starts empty" not in out.stderr
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    # TensorBoard keeps every evaluation the resumed run kept, the one at the checkpoint's step too.
+    records = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    events = EventAccumulator(str(run / "tb"))
+    events.Reload()
+    logged = {e.step for e in events.Scalars("eval/win_rate_vs_random")}
+    assert {r["games_trained"] for r in records if not r.get("final")} <= logged
     after = load_checkpoint(run)[1]
     assert after["training"]["games"] >= 1024
     assert after["trainer"]["updates"] > before["trainer"]["updates"]
