@@ -30,6 +30,8 @@ def split_ply(spec: str) -> tuple[str, int]:
     base, sep, ply = spec.rpartition("@")
     if sep and ply.isdigit():
         return base, int(ply)
+    if sep and ply[:1] in "+-" and ply[1:].isdigit():
+        raise ValueError(f"{spec!r}: the search depth after '@' is a whole number, 0 or more")
     return spec, 0
 
 

@@ -9,6 +9,7 @@ a file and a killed writer leaves the previous checkpoint intact.
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -73,12 +74,20 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         path = path / "checkpoint.pt"
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {path}")
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
+            raise CheckpointError(f"{path} is not a checkpoint (not a file written by torch.save; "
+                                  "nardy train writes checkpoint.pt)")
     try:
         # weights_only: a checkpoint named on the command line may come from anyone, and
         # ours hold only tensors and plain data, so nothing in it may run code on load.
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # a truncated or foreign file
-        raise CheckpointError(f"{path} is not a readable checkpoint: {exc}") from None
+    except pickle.UnpicklingError:
+        raise CheckpointError(f"{path} is not a nardy checkpoint: it holds objects other than tensors "
+                              "and plain data, which nardy does not load") from None
+    except Exception as exc:  # a truncated or damaged file
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): {reason}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file")
     if payload.get("features_version") != FEATURES_VERSION:

@@ -24,7 +24,8 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     for r in records:
         by_games[r["games_trained"]] = r
     points = [by_games[g] for g in sorted(by_games)]
-    opponents = [k for k in points[-1] if isinstance(points[-1][k], dict) and "win_rate" in points[-1][k]]
+    # Every opponent ever evaluated (eval_opponents may change on resume), in order of appearance.
+    opponents = list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
 
     w, h = 900, 520
     left, right, top, bottom = 80, 170, 50, 70
@@ -44,10 +45,11 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         y = xy(0, k / 10)[1]
         draw.line([(left, y), (w - right, y)], fill=(230, 230, 230) if k % 5 else (200, 200, 200))
         draw.text((left - 10, y), f"{k * 10}%", fill="black", font=small, anchor="rm")
-    for k in range(6):
-        x = xy(max_games * k / 5, 0)[0]
+    step = _nice_step(max_games / 5)
+    for k in range(int(max_games // step) + 1):
+        x = xy(k * step, 0)[0]
         draw.line([(x, top), (x, h - bottom)], fill=(235, 235, 235))
-        draw.text((x, h - bottom + 8), f"{max_games * k / 5 / 1000:.0f}k", fill="black", font=small, anchor="mt")
+        draw.text((x, h - bottom + 8), _games_label(k * step, step), fill="black", font=small, anchor="mt")
     draw.rectangle([left, top, w - right, h - bottom], outline="black")
     draw.text(((left + w - right) / 2, h - 25), "self-play games trained", fill="black", font=font, anchor="mm")
     draw.text((left - 45, top - 14), "win rate", fill="black", font=font, anchor="lm")
@@ -72,6 +74,13 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     out_png.parent.mkdir(parents=True, exist_ok=True)
     img.save(out_png)
     return out_png
+
+
+def _games_label(games: float, step: float) -> str:
+    """Tick text: 1,500 below a thousand's step, else 25k / 2.5k."""
+    if step < 1000:
+        return f"{games:,.0f}"
+    return f"{games / 1000:g}k"
 
 
 def _nice_step(raw: float) -> float:

@@ -388,7 +388,7 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     with pytest.raises(ExportError, match="already an exported policy"):
         export_policy(exported[0], tmp_path / "out")  # an export alone, no checkpoint.pt beside it
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ExportError, match="not a readable checkpoint"):
+    with pytest.raises(ExportError, match="is not a checkpoint"):
         export_policy(tmp_path / "junk.pt", tmp_path / "out")
     (tmp_path / "file").write_text("x")
     with pytest.raises(ExportError, match="is a file"):

@@ -71,8 +71,15 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointError, match="is not a checkpoint .not a file written by torch.save"):
         load_checkpoint(tmp_path / "junk.pt")
+    (tmp_path / "config.json").write_text('{"name": "smoke"}')  # a run's other files, named by mistake
+    with pytest.raises(CheckpointError, match="is not a checkpoint"):
+        load_checkpoint(tmp_path / "config.json")
+    save_checkpoint(tmp_path / "whole.pt", TDNetwork((8,)))
+    (tmp_path / "cut.pt").write_bytes((tmp_path / "whole.pt").read_bytes()[:1000])
+    with pytest.raises(CheckpointError, match=r"not a readable checkpoint \(damaged or cut short\?\)"):
+        load_checkpoint(tmp_path / "cut.pt")
     torch.save({"format": "something-else"}, tmp_path / "other.pt")
     with pytest.raises(CheckpointError, match="nardy-checkpoint/1"):
         load_checkpoint(tmp_path / "other.pt")
@@ -95,8 +102,9 @@ def test_checkpoints_load_without_running_pickled_code(tmp_path):
     payload = torch.load(tmp_path / "ok.pt", weights_only=True)
     payload["extra"] = _Payload()
     torch.save(payload, tmp_path / "hostile.pt")
-    with pytest.raises(CheckpointError, match="not a readable checkpoint"):
+    with pytest.raises(CheckpointError, match="holds objects other than tensors") as caught:
         load_checkpoint(tmp_path / "hostile.pt")
+    assert "weights_only=False" not in str(caught.value)  # no advice to load it unsafely
 
 
 def test_outcomes_settled_by_the_position_are_exact():

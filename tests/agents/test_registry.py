@@ -32,3 +32,17 @@ def test_default_without_the_shipped_player_says_what_is_missing(tmp_path, monke
     monkeypatch.setattr(agents.registry, "SHIPPED_PLAYER", tmp_path / "nowhere")
     with pytest.raises(ValueError, match="names the shipped player.*lacks"):
         load_player("default")
+
+
+def test_a_negative_search_depth_is_named_as_such():
+    with pytest.raises(ValueError, match="search depth after '@' is a whole number, 0 or more"):
+        load_player("heuristic@-1")
+
+
+def test_three_ply_and_deeper_warn_about_their_cost():
+    from agents.search import SearchPlayer
+
+    with pytest.warns(UserWarning, match="3-ply search multiplies the cost"):
+        SearchPlayer(evaluator=None, ply=3)  # type: ignore[arg-type]
+    with pytest.warns(UserWarning, match="hours"):
+        SearchPlayer(evaluator=None, ply=4)  # type: ignore[arg-type]

@@ -184,6 +184,27 @@ def test_plot_draws_the_training_curve(tmp_path):
     assert run("plot", str(tmp_path / "missing")).returncode == 2
 
 
+def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
+    from PIL import Image
+
+    from train.plots import _COLORS, _games_label, _nice_step, training_curve
+
+    def rec(games, *opponents):
+        return {"games_trained": games, **{o: {"win_rate": 0.7, "win_rate_ci95": [0.6, 0.8]} for o in opponents}}
+
+    # eval_opponents changed from [race] to [heuristic] halfway: both curves stay in the picture
+    lines = [rec(256, "race"), rec(512, "race"), rec(768, "heuristic"), rec(1024, "heuristic")]
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    png = training_curve(tmp_path / "eval.jsonl", tmp_path / "curve.png")
+    colors = {c for _, c in Image.open(png).convert("RGB").getcolors(1 << 20)}
+    assert _COLORS["race"] in colors and _COLORS["heuristic"] in colors
+    step = _nice_step(1024 / 5)
+    assert [_games_label(k * step, step) for k in range(int(1024 // step) + 1)] == ["0", "500", "1,000"]
+    step = _nice_step(400_000 / 5)
+    assert [_games_label(k * step, step) for k in range(3)] == ["0k", "100k", "200k"]
+    assert _games_label(2500, 500) == "2,500" and _games_label(2500, 2500) == "2.5k"
+
+
 def test_moves_jsonl_agrees_with_the_reference_on_random_game_positions():
     # Issue 2's "done when": the command itself, not only the core, agrees with the plain reference.
     from nardy_env import format_npn
