@@ -71,7 +71,8 @@ class TrainConfig:
     updates_per_sample: float = 1.0
     """Gradient-step samples per new position (replay ratio)."""
     eval_every_games: int = 20_000
-    """Evaluate against the bots every this many games (0: only at the end)."""
+    """Evaluate against the bots every this many games (0: only at the end); the final
+    evaluation stands for the one due at the end."""
     eval_games: int = 200
     """Games per periodic evaluation against each opponent (paired dice, even)."""
     eval_opponents: tuple[str, ...] = ("random", "race", "heuristic")

@@ -574,8 +574,10 @@ class Trainer:
                         bar.set_postfix(self._postfix(stats))
                     window.update(games=0, plies=0, mars=0, loss=0.0, batches=0, t=now, updates=self.updates,
                                   learn_s=0.0, cal=np.zeros((3, 10)), ecal=np.zeros((3, 10)))
-                # Evaluate before saving, so a checkpoint holds every evaluation made so far.
-                if next_eval is not None and self.games >= next_eval:
+                # Evaluate before saving, so a checkpoint holds every evaluation made so far;
+                # at the end the closing evaluation (finish) stands for the periodic one.
+                closing = self.finished and c.final_eval_games > 0
+                if next_eval is not None and self.games >= next_eval and not closing:
                     t_eval = time.perf_counter()
                     record = self.evaluate(c.eval_games)
                     eval_seconds += time.perf_counter() - t_eval
