@@ -44,9 +44,10 @@ def resolve(spec: str, rules: Rules) -> Player | None:
         return BOTS[base]()
     path = Path(base)
     if base == "default" and not path.exists():
-        if not (SHIPPED_PLAYER / "policy.onnx").is_file():
+        if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
             raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
-                             "lacks (it comes with a clone of the nardy repository)")
+                             "lacks (it comes with a clone of the nardy repository: name the clone's "
+                             "checkpoints/default folder instead)")
         path = SHIPPED_PLAYER
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"

@@ -1,4 +1,5 @@
-"""nardy_env: the Long Nardy game: rules core, notation and encodings (numpy only)."""
+"""nardy_env: the Long Nardy game: rules core, notation, encodings and environments
+(numpy, numba and gymnasium; never torch or Ray)."""
 
 from .core import (
     HEAD,

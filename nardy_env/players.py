@@ -17,6 +17,7 @@ imports from the layers above it.
 from __future__ import annotations
 
 import inspect
+import warnings
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
 
@@ -102,7 +103,20 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
 
 
 def _resolvers():
-    return [ep.load() for ep in entry_points(group="nardy.players")]
+    """The ``nardy.players`` resolvers: nardy's own (``agents``) first, then the others by name.
+
+    A plugin that fails to load is skipped with a warning naming it, so it cannot
+    take the other names (the bots included) down with it.
+    """
+    found = sorted(entry_points(group="nardy.players"), key=lambda ep: (ep.name != "agents", ep.name))
+    resolvers = []
+    for ep in found:
+        try:
+            resolvers.append(ep.load())
+        except Exception as exc:  # a broken third-party package
+            warnings.warn(f"nardy.players entry point {ep.name!r} ({ep.value}) failed to load and is "
+                          f"skipped: {type(exc).__name__}: {exc}", stacklevel=3)
+    return resolvers
 
 
 class FunctionPlayer:

@@ -63,6 +63,15 @@ def test_cli_reference_lists_every_command_and_option():
                 assert first_words in " ".join(section.split()), f"nardy {name}: help of {action.dest} changed"
 
 
+def test_cli_reference_is_exactly_what_the_generator_writes(monkeypatch):
+    """Help text that changed without `python tools/cli_reference.py` fails here, not silently."""
+    from tools.cli_reference import TARGET, render
+
+    monkeypatch.setenv("COLUMNS", "100")  # render() sets it; put it back afterwards
+
+    assert TARGET.read_text() == render(), "docs/cli.md is out of date: run python tools/cli_reference.py"
+
+
 def test_console_examples_print_what_the_docs_show():
     """Each ```console block of the README that runs `nardy moves` shows its real output."""
     import shlex

@@ -198,7 +198,8 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
     if path is not None:
         path = Path(path)
         if not path.is_file():
-            raise ConfigError(f"no config file at {path}")
+            raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
+                              "a YAML file of your own works too: docs/training.md lists every key and its default)")
         try:
             loaded = yaml.safe_load(path.read_text())
         except yaml.YAMLError as exc:

@@ -16,12 +16,17 @@ from nardy_env.players import Player
 from nardy_env.rules import DEFAULT_RULES
 from train.moves import parse_dice, parse_live_npn
 
-__all__ = ["default_player_spec", "rank_plays"]
+__all__ = ["can_rank", "default_player_spec", "rank_plays"]
+
+
+def can_rank(player: Player) -> bool:
+    """Whether ``player`` scores plays (a network, or a bot with ``equities``), so it has a ranking."""
+    return isinstance(player, SearchPlayer) or callable(getattr(player, "equities", None))
 
 
 def default_player_spec() -> str:
     """The shipped player when it is there, else the heuristic bot."""
-    if not (SHIPPED_PLAYER / "checkpoint.pt").is_file():
+    if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
         return "heuristic"
     relative = os.path.relpath(SHIPPED_PLAYER)
     return relative if not relative.startswith("..") else str(SHIPPED_PLAYER)
@@ -57,10 +62,13 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
         searched = values > -1e5
         equity = np.where(searched, values, static)
         ply = np.where(searched, player.ply, 0)
-    else:
-        values = np.asarray(player.equities(found), dtype=np.float64) if hasattr(player, "equities") \
-            else np.zeros(found.states.shape[0])
+    elif can_rank(player):
+        values = np.asarray(player.equities(found), dtype=np.float64)  # type: ignore[attr-defined]
         equity = values
+    else:
+        raise TypeError(f"{getattr(player, 'name', player)} chooses plays without scoring them, so it has "
+                        "no ranking; hint needs a network (a run, checkpoint or export) or a bot with "
+                        "equities() (heuristic, race)")
     for k in range(found.states.shape[0]):
         n = int(found.num_moves[k])
         entry: dict[str, Any] = {

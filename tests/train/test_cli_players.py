@@ -136,3 +136,14 @@ def test_bots_play_what_hint_ranks_first():
             chosen = found.states[found.offsets[i] + picks[i]]
             top = rank_plays(bot, format_npn(state, side), list(dice))[0]["result"]
             assert top == format_npn(flip(chosen), Color(side).other), (bot.name, i)
+
+
+def test_hint_refuses_a_player_that_does_not_score_plays():
+    from nardy_env.players import RandomPlayer
+    from train.hint import can_rank, rank_plays
+
+    out = run("hint", START_NPN, "3", "1", "--player", "random")
+    assert out.returncode == 2 and "random chooses plays without scoring them" in out.stderr
+    assert not can_rank(RandomPlayer())
+    with pytest.raises(TypeError, match="no ranking"):
+        rank_plays(RandomPlayer(), START_NPN, [3, 1])

@@ -100,3 +100,15 @@ def test_numbers_with_exponents_are_numbers(tmp_path):
         load_config(path, total_games="2.5e0")
     with pytest.raises(ConfigError, match="lr must be a number"):
         load_config(path, lr="1e-3x")
+
+
+def test_training_docs_list_every_setting_with_its_default():
+    import dataclasses
+    import json
+
+    text = (CONFIGS.parent / "docs" / "training.md").read_text()
+    defaults = TrainConfig()
+    for f in dataclasses.fields(TrainConfig):
+        value = getattr(defaults, f.name)
+        shown = json.dumps(list(value) if isinstance(value, tuple) else value)
+        assert f"| `{f.name}` | `{shown}` |" in text, f"docs/training.md: no row for {f.name} = {shown}"
