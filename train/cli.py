@@ -284,12 +284,28 @@ def _print_ladder(out: dict) -> None:
               f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
               f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
     print()
+    from train.plots import elo_bound
+
     first = out["ratings"][0]["player"]
-    print(f"| player | rating (points/game vs {first}) | 95% CI | Elo (vs {first}) | 95% CI |")
+    print(f"| player | linear rating (points/game scale, vs {first}) | 95% CI | Elo (vs {first}) | 95% CI |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for r in sorted(out["ratings"], key=lambda r: -r["elo"]):
+        bound = elo_bound(r, out["ratings"])
+        lo = "-inf" if bound == "<=" else f"{r['elo_ci95'][0]:+.0f}"
+        hi = "+inf" if bound == ">=" else f"{r['elo_ci95'][1]:+.0f}"
         print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] | "
-              f"{r['elo']:+.0f} | [{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}] |")
+              f"{bound}{r['elo']:+.0f} | [{lo}, {hi}] |")
+    fit = out["fit"]
+    notes = []
+    for what, f in (("linear rating", fit["rating"]), ("Elo", fit["elo"])):
+        if f["df"] > 0:
+            notes.append(f"{what}: chi2 {f['chi2']:.1f} on {f['df']} df"
+                         + (f", intervals widened x{f['ci_scale']:.2f} for the misfit" if f["ci_scale"] > 1 else ""))
+    if notes:
+        print("\nfit of the ratings to the matches: " + "; ".join(notes))
+    if fit["sweep_groups"] > 1:
+        print(">= / <=: some players won (or lost) every game against the others, so their Elo gap rests "
+              "on one pseudo-win each way: a bound, growing with the games played, not an estimate")
 
 
 def _hint_player(args: argparse.Namespace, rules):

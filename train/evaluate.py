@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -331,8 +331,17 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     x, y, w = np.array(rows), np.array(targets), np.array(weights)
     cov = np.linalg.pinv(x.T @ (w[:, None] * x))
     fit = cov @ x.T @ (w * y)
-    elo, elo_half = elo_ratings(n, [(i, j, s["win_rate"] * s["games"], s["games"]) for i, j, s in matches])
-    names = [display_name(p, f"player {k}") for k, p in enumerate(players)]
+    # Goodness of fit: with more matches than ratings, a chi-square above its degrees of
+    # freedom says one linear scale does not explain the round robin; the intervals are
+    # widened by sqrt(chi2 / df) (never narrowed) so that they cover the misfit too.
+    df = len(matches) - (n - 1)
+    chi2 = float(np.sum(w * (y - x @ fit) ** 2))
+    scale = max(1.0, chi2 / df) if df > 0 else 1.0
+    cov = cov * scale
+    won = [(i, j, s["win_rate"] * s["games"], s["games"]) for i, j, s in matches]
+    elo, elo_half, elo_fit = elo_ratings(n, won, with_fit=True)
+    names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
+    groups = _sweep_groups(n, won)
     ratings = [{"player": names[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
     for k in range(1, n):
         half = 1.96 * math.sqrt(max(cov[k - 1, k - 1], 0.0))
@@ -340,21 +349,70 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
                         "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)],
                         "elo": round(float(elo[k]), 1),
                         "elo_ci95": [round(float(elo[k] - elo_half[k]), 1), round(float(elo[k] + elo_half[k]), 1)]})
-    return {"games_per_pair": games, "seed": seed, "matches": [m[2] for m in matches], "ratings": ratings}
+    for k, entry in enumerate(ratings):
+        entry["group"] = groups[k]
+    return {"games_per_pair": games, "seed": seed, "matches": [m[2] for m in matches], "ratings": ratings,
+            "fit": {"rating": {"chi2": round(chi2, 2), "df": df, "ci_scale": round(math.sqrt(scale), 3)},
+                    "elo": elo_fit, "sweep_groups": max(groups) + 1}}
+
+
+def _distinct(names: Iterable[str]) -> list[str]:
+    """Display names made distinct (``first``, ``first #2``) so a table row names one player."""
+    out: list[str] = []
+    for name in names:
+        k, candidate = 1, name
+        while candidate in out:
+            k += 1
+            candidate = f"{name} #{k}"
+        out.append(candidate)
+    return out
+
+
+def _sweep_groups(n: int, results: Sequence[tuple[int, int, float, int]]) -> list[int]:
+    """Groups of players whose Elo ratings against each other the games determine.
+
+    Player i "reaches" j if i won a game against j, directly or through others.
+    Players that reach each other both ways form a group; between groups every
+    game went one way (a clean sweep), so only the pseudo-wins of ``elo_ratings``
+    keep their difference finite: it is a lower bound, not an estimate. Groups
+    are numbered from the strongest (0) down; one group (all 0) is the usual case.
+    """
+    reach = np.eye(n, dtype=bool)
+    for i, j, won, games in results:
+        reach[i, j] |= won > 0
+        reach[j, i] |= won < games
+    for k in range(n):  # transitive closure (Floyd-Warshall)
+        reach |= reach[:, k:k + 1] & reach[k:k + 1, :]
+    component = [-1] * n
+    roots: list[int] = []
+    for i in range(n):
+        if component[i] < 0:
+            for j in range(n):
+                if reach[i, j] and reach[j, i]:
+                    component[j] = len(roots)
+            roots.append(i)
+    # Order groups: a group that reaches another (beat it) comes first.
+    order = sorted(range(len(roots)), key=lambda g: -sum(reach[roots[g], r] for r in roots))
+    rank = {g: k for k, g in enumerate(order)}
+    return [rank[c] for c in component]
 
 
 ELO_PER_LOGIT = 400 / math.log(10)
 """Elo points per unit of log-odds."""
 
 
-def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]]) -> tuple[np.ndarray, np.ndarray]:
+def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]], with_fit: bool = False) -> Any:
     """Bradley-Terry ratings on the Elo scale from (i, j, games i won, games) per match.
 
     Player 0 is fixed at 0. Each match gets one pseudo-win for each side (so a
     clean sweep gives a large, finite rating instead of infinity, as the
-    intervals of ``mean_ci`` do); games are treated as independent, which with
-    paired dice slightly overstates the uncertainty. Returns the ratings and
-    the half-widths of their 95% intervals (from the inverse Hessian).
+    intervals of ``mean_ci`` do: ``_sweep_groups`` says when that is what holds
+    a rating up). Games are treated as independent, which with paired dice
+    overstates the sampling error (the two games of a pair are negatively
+    correlated); the intervals are widened by sqrt(chi2 / df) of Pearson's
+    goodness of fit when the model fits worse than chance would make it.
+    Returns the ratings and the half-widths of their 95% intervals (from the
+    inverse Hessian), and with ``with_fit`` also ``{"chi2", "df", "ci_scale"}``.
     """
     r = np.zeros(n)
     for _ in range(100):
@@ -375,5 +433,14 @@ def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]]) -> tuple
         if np.abs(step).max() < 1e-10:
             break
     cov = np.linalg.inv(hess[1:, 1:])
-    half = np.concatenate([[0.0], 1.96 * np.sqrt(np.maximum(np.diag(cov), 0.0))])
+    chi2 = 0.0
+    for i, j, won, games in results:
+        p = 1 / (1 + math.exp(r[j] - r[i]))
+        chi2 += (won + 1 - (games + 2) * p) ** 2 / ((games + 2) * p * (1 - p))
+    df = len(results) - (n - 1)
+    scale = max(1.0, chi2 / df) if df > 0 else 1.0
+    half = np.concatenate([[0.0], 1.96 * np.sqrt(np.maximum(np.diag(cov) * scale, 0.0))])
+    if with_fit:
+        return ELO_PER_LOGIT * r, ELO_PER_LOGIT * half, {"chi2": round(chi2, 2), "df": df,
+                                                        "ci_scale": round(math.sqrt(scale), 3)}
     return ELO_PER_LOGIT * r, ELO_PER_LOGIT * half

@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-__all__ = ["training_curve", "ladder_chart"]
+__all__ = ["training_curve", "ladder_chart", "elo_bound"]
 
 _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210, 70, 40)}
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
@@ -76,6 +76,14 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     return out_png
 
 
+def elo_bound(rating: dict, ratings: list[dict]) -> str:
+    """``>=`` / ``<=`` before an Elo that only a clean sweep bounds (another sweep group than
+    the anchor, the first player; see ``train.evaluate._sweep_groups``), else nothing."""
+    anchor = next((r.get("group", 0) for r in ratings if r["elo"] == 0.0 and r["elo_ci95"] == [0.0, 0.0]), 0)
+    group = rating.get("group", 0)
+    return "" if group == anchor else (">=" if group < anchor else "<=")
+
+
 def _games_label(games: float, step: float) -> str:
     """Tick text: 1,500 below a thousand's step, else 25k / 2.5k."""
     if step < 1000:
@@ -122,13 +130,16 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
     for k, r in enumerate(ratings):
         y = top + row_h * k + row_h / 2
         draw.rectangle([min(x(0), x(r["elo"])), y - 12, max(x(0), x(r["elo"])), y + 12], fill=(70, 130, 190))
-        draw.line([(x(r["elo_ci95"][0]), y), (x(r["elo_ci95"][1]), y)], fill="black", width=2)
-        for end in r["elo_ci95"]:
-            draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
+        bound = elo_bound(r, ratings)  # an open end (a clean sweep) runs to the edge, without a cap
+        ends = [lo if bound == "<=" else r["elo_ci95"][0], hi if bound == ">=" else r["elo_ci95"][1]]
+        draw.line([(x(ends[0]), y), (x(ends[1]), y)], fill="black", width=2)
+        for end, is_open in zip(ends, (bound == "<=", bound == ">="), strict=True):
+            if not is_open:
+                draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
         draw.text((left - 10, y), str(r["player"])[-24:], fill="black", font=font, anchor="rm")
         # The value goes past the interval's end, so the error bar never covers it.
-        draw.text((x(max(r["elo"], r["elo_ci95"][1], 0.0)) + 8, y), f"{r['elo']:+.0f}", fill="black",
-                  font=font, anchor="lm")
+        draw.text((x(max(r["elo"], ends[1], 0.0)) + 8, y), bound + f"{r['elo']:+.0f}",
+                  fill="black", font=font, anchor="lm")
     out_png = Path(out_png)
     out_png.parent.mkdir(parents=True, exist_ok=True)
     img.save(out_png)

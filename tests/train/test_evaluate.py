@@ -88,6 +88,52 @@ def test_elo_ratings_on_known_cases():
     assert 0 < elo[1] < elo[2]
 
 
+def test_elo_intervals_widen_when_the_model_misfits_and_never_narrow():
+    from train.evaluate import elo_ratings
+
+    consistent = [(0, 1, 400, 1000), (0, 2, 200, 1000), (1, 2, 273, 1000)]  # about transitive
+    _, half, fit = elo_ratings(3, consistent, with_fit=True)
+    assert fit["df"] == 1 and fit["chi2"] < 1 and fit["ci_scale"] == 1.0
+    cyclic = [(0, 1, 800, 1000), (1, 2, 800, 1000), (0, 2, 200, 1000)]  # rock-paper-scissors
+    _, wide, fit = elo_ratings(3, cyclic, with_fit=True)
+    assert fit["chi2"] > 100 and fit["ci_scale"] > 10
+    _, plain = elo_ratings(3, cyclic)
+    assert wide[1] == pytest.approx(plain[1]) and wide[1] > 10 * half[1]  # scaled in both forms
+
+
+def test_sweep_groups_find_ratings_that_only_pseudo_wins_hold():
+    from train.evaluate import _sweep_groups
+
+    assert _sweep_groups(3, [(0, 1, 3, 10), (0, 2, 4, 10), (1, 2, 5, 10)]) == [0, 0, 0]
+    assert _sweep_groups(3, [(0, 1, 0, 10), (0, 2, 0, 10), (1, 2, 5, 10)]) == [1, 0, 0]  # 0 never won
+    assert _sweep_groups(3, [(0, 1, 0, 10), (0, 2, 0, 10), (1, 2, 10, 10)]) == [2, 0, 1]  # a strict order
+    # A cycle of wins joins a group even without direct wins both ways.
+    assert _sweep_groups(3, [(0, 1, 10, 10), (1, 2, 10, 10), (0, 2, 0, 10)]) == [0, 0, 0]
+
+
+def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
+    import train.evaluate as ev
+
+    # Stand-in matches: three players whose points per game no single scale explains.
+    table = {("a", "b"): 1.0, ("a", "c"): 1.0, ("b", "c"): 1.0}
+
+    class _Result:
+        def __init__(self, a, b):
+            self.ppg = table[(a, b)]
+
+        def summary(self):
+            return {"player_a": "a", "player_b": "b", "games": 400, "points_per_game": self.ppg,
+                    "ci95": [self.ppg - 0.1, self.ppg + 0.1], "win_rate": 0.7, "win_rate_ci95": [0.65, 0.75]}
+
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result(a, b))
+    out = ev.ladder(["a", "b", "c"], 400)
+    rating = out["fit"]["rating"]
+    assert rating["df"] == 1 and rating["chi2"] > 100 and rating["ci_scale"] > 10
+    b = next(r for r in out["ratings"] if r["player"] == "b")
+    assert b["ci95"][1] - b["ci95"][0] > 1  # the misfit is in the interval (sampling alone: about 0.16)
+    assert out["fit"]["sweep_groups"] == 1 and all(r["group"] == 0 for r in out["ratings"])
+
+
 def test_a_randomising_player_plays_the_same_whatever_the_workers():
     """Its choices are drawn per chunk of pairs, keyed by the seed and the chunk: never by workers."""
     one = evaluate("random", "race", 240, seed=5, workers=1).summary()
@@ -142,6 +188,12 @@ def test_ladder_of_player_objects_names_them_and_is_json():
 
     out = ladder([first, RaceBot(), "random"], 4, seed=1)
     assert [r["player"] for r in out["ratings"]] == ["first", "race", "random"]
+    def other_first(states, found, rng):
+        return np.zeros(len(states), dtype=np.int64)
+
+    other_first.__name__ = "first"
+    out = ladder([first, other_first, "random"], 4, seed=1)  # two players of one name: told apart
+    assert [r["player"] for r in out["ratings"]] == ["first", "first #2", "random"]
     json.dumps(out)
 
 
