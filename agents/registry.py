@@ -48,7 +48,15 @@ def resolve(spec: str, rules: Rules) -> Player | None:
             raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
                              "lacks (it comes with a clone of the nardy repository: name the clone's "
                              "checkpoints/default folder instead)")
-        path = SHIPPED_PLAYER
+        player = _path_player(SHIPPED_PLAYER, base, ply, rules)
+        if player is not None:
+            player.name = spec  # type: ignore[misc]  # shown as asked for: "default", not a long path
+        return player
+    return _path_player(path, base, ply, rules)
+
+
+def _path_player(path: Path, base: str, ply: int, rules: Rules) -> Player | None:
+    """The network player in a run directory, checkpoint file or exported folder, or None."""
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"
     if exported:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -364,10 +365,12 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
-    header = f"  {'#':>3}  {label:>7}  " + ("  win  mars   lose  mars  ply  " if has_outcomes else "") + "play"
+    header = f"  {'#':>3}  {label:>7}  " + ("  win  win-mars   lose  lose-mars  ply  " if has_outcomes else "") + "play"
     if has_outcomes:
-        print("  (for the side to move: equity in points at the ply shown; win and lose: the chances of\n"
-              "   winning and losing after the play, each with its part by mars; the network's 0-ply values)")
+        print("  (for the side to move: equity in points, searched to the ply shown; win and lose: the chances\n"
+              "   of winning and losing after the play, win-mars and lose-mars the parts of them by mars;\n"
+              "   the probabilities are the network's own (0-ply), so at ply 1 or more they need not add up\n"
+              "   to the equity)")
     else:
         print(f"  (score: {player.name}'s own preference, higher is better; not points)")
     print(header)
@@ -375,7 +378,8 @@ def _cmd_hint(args: argparse.Namespace) -> int:
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "
         if has_outcomes:
             win, win_mars, lose, lose_mars = e["outcomes"]
-            cols += f"{win + win_mars:5.3f} {win_mars:5.3f}  {lose + lose_mars:5.3f} {lose_mars:5.3f}  {e['ply']:>3}  "
+            cols += (f"{win + win_mars:5.3f} {win_mars:9.3f}  {lose + lose_mars:5.3f} {lose_mars:10.3f}  "
+                     f"{e['ply']:>3}  ")
         print(cols + format_move_sequence(e["moves"]))
     if len(ranked) > args.top:
         print(f"  ... {len(ranked) - args.top} more (--top N shows more)")
@@ -691,9 +695,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+_NPN_ARG = re.compile(r"-\d+(,-?\d+)*:")
+
+
+def _npn_args_kept_positional(argv: Sequence[str]) -> list[str]:
+    """An NPN whose first point is black's (``-1,0,...``) starts with '-', which argparse takes
+    for an option; a leading space keeps it a positional (the NPN reader ignores the space)."""
+    return [f" {a}" if _NPN_ARG.match(a) else a for a in argv]
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
+    if isinstance(getattr(args, "position", None), str):
+        args.position = args.position.strip()
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:

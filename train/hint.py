@@ -25,9 +25,11 @@ def can_rank(player: Player) -> bool:
 
 
 def default_player_spec() -> str:
-    """The shipped player when it is there, else the heuristic bot."""
+    """The shipped player when it is there (named ``default``), else the heuristic bot."""
     if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
         return "heuristic"
+    if not os.path.exists("default"):  # a path of that name here would come first
+        return "default"
     relative = os.path.relpath(SHIPPED_PLAYER)
     return relative if not relative.startswith("..") else str(SHIPPED_PLAYER)
 

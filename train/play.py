@@ -2,9 +2,11 @@
 
 The board is drawn after every move with the dice. On your turn, type a play
 as moves in common point numbers (``24/18 18/13``; ``off`` or ``0`` to bear
-off), or the number of a play from the list. You then see the board and
-confirm it or undo it. Other commands: ``list`` (the legal plays again),
-``hint`` (the opponent's ranking of your plays), ``resign``, ``quit``, ``help``.
+off; ``24-18`` works too, and one checker's moves in any order), or the number
+of a play from the list. You then see the board and confirm it, undo it or
+type another play. Other commands: ``list`` (the legal plays again), ``hint``
+(the opponent's ranking of your plays), ``npn`` (the position as an NPN
+string), ``resign``, ``quit``, ``help``.
 
 Plays are listed sorted by their moves, in columns; a typed play that cannot
 be legal is refused with the reason (no checker there, backwards, a distance
@@ -23,8 +25,9 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+import unicodedata
 from collections.abc import Callable
-from itertools import combinations
+from itertools import combinations, permutations
 from typing import TextIO
 
 import numpy as np
@@ -64,7 +67,8 @@ def help_text(side: Color) -> str:
             f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way),\n"
             f"or the number of a play from the list. {ROUTES[side]}\n"
             "Commands: list (the plays again), hint (the opponent's ranking of your plays),\n"
-            "resign, quit, help. After choosing, confirm with y (or Enter) or undo.")
+            "npn (the position, for nardy hint), resign, quit, help. After choosing, confirm with\n"
+            "y (or Enter), undo, or type another play.")
 
 
 class _Quit(Exception):
@@ -74,9 +78,12 @@ class _Quit(Exception):
 def parse_play(text: str) -> list[tuple[int, int]]:
     """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong.
 
-    Also ``"24/18/13"`` (one checker through a point) and ``"13/7(2)"`` (two checkers).
+    Also ``"24/18/13"`` (one checker through a point), ``"13/7(2)"`` (two checkers) and
+    ``"24-18"``; full-width digits read as plain ones.
     """
     moves = []
+    text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
+    text = re.sub(r"(?<=\d)-(?=\d|off)", "/", text)  # 24-18, as many clubs write it
     for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
         if not m:
@@ -90,6 +97,17 @@ def parse_play(text: str) -> list[tuple[int, int]]:
         moves += legs * int(m.group(3) or 1)
     if not moves:
         raise ValueError("no moves given")
+    return moves
+
+
+def _playable_order(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The moves in an order in which each one can be made (``18/16 24/18`` -> ``24/18 18/16``);
+    as typed when none is (``why_not_legal`` then says why)."""
+    if len(moves) < 2 or why_not_legal(npn, dice, moves) is None:
+        return moves
+    for order in permutations(moves):
+        if why_not_legal(npn, dice, list(order)) is None:
+            return list(order)
     return moves
 
 
@@ -118,18 +136,58 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
         if b and state[b - 1] < 0:
             return f"{name} ends on {dst}, which the opponent holds"
         if b == 0:
-            outside = sum(mine[6:]) - (a > 6)  # the checker moving home and off counts as home
-            if outside:
+            outside = sum(mine[6:])
+            if outside - (a > 6):  # others outside (this one may come home and off within the move)
                 return (f"{name}: you bear off only once all your checkers are home "
                         f"({outside} {'is' if outside == 1 else 'are'} still outside)")
             if reach[-1] < a:
                 return f"{name} needs {a} points to bear off; {dice[0]}-{dice[1]} moves at most {reach[-1]}"
+            higher = [p + 1 for p in range(a, 6) if mine[p]]
+            if a not in reach and higher:  # no exact die or sum: an overshoot, legal only from the top
+                return (f"{name}: a die larger than {a} bears off from {src} only when no checker of yours "
+                        f"stands higher in your home (one is on {to_common_point(higher[-1], side)})")
         elif a - b not in reach:
             return f"{name} is {a - b} points; with {dice[0]}-{dice[1]} a checker moves {', '.join(map(str, reach))}"
         mine[a - 1] -= 1
         if b:
             mine[b - 1] += 1
     return None
+
+
+def _dice_needed(distance: int, faces: list[int], bear_off: bool) -> int:
+    """The fewest dice that move a checker ``distance`` points (at least that far to bear off)."""
+    for k in range(1, len(faces) + 1):
+        if any((sum(c) >= distance) if bear_off else (sum(c) == distance) for c in combinations(faces, k)):
+            return k
+    return len(faces)
+
+
+def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], plays: list[dict],
+                       rules: Rules = DEFAULT_RULES) -> str:
+    """Which whole-turn rule a play that passed ``why_not_legal`` breaks, as precisely as can be said."""
+    state, side = parse_npn(npn)
+    faces = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
+    personal = [(int(to_common_point(a, side)), int(to_common_point(b, side))) for a, b in moves]
+    used = sum(_dice_needed(a - b if b else a, faces, bear_off=b == 0) for a, b in personal)
+    most = max(len(p["moves"]) for p in plays)
+    roll = f"{dice[0]}-{dice[1]}"
+    if used > most:
+        return f"that takes {used} dice; {roll} plays {most} here"
+    if used < most:
+        return f"that plays {used} {'die' if used == 1 else 'dice'} where {most} can be played: a play uses as many as it can"
+    head = sum(a == 24 for a, _ in personal)
+    first_turn = int(state[23]) == NUM_CHECKERS
+    allowed = 2 if first_turn and dice[0] == dice[1] and dice[0] in rules.head_exception else 1
+    if head > allowed:
+        doubles = ", ".join(f"{d}-{d}" for d in rules.head_exception)
+        return (f"it takes {head} checkers from the head ({to_common_point(24, side)}); one may leave it a turn"
+                + (f" (two on a first turn's {doubles})" if doubles else ""))
+    if most == 1 and dice[0] != dice[1] and len(personal) == 1:
+        a, b = personal[0]
+        if b and a - b == min(dice):
+            return f"only one die can be played here, and then it must be the larger one, the {max(dice)}"
+    return ("it would build six points in a row with no opponent checker ahead of them "
+            "(the block rule, after every single die), or reach a position no order of the dice allows")
 
 
 def _apply_common(npn: str, moves: list[tuple[int, int]]) -> str | None:
@@ -185,8 +243,11 @@ class _Session:
         self.list_plays(plays)
         results = {p["result"]: p for p in plays}
         roll = f"{dice[0]}-{dice[1]}"
+        pending: str | None = None
         while True:
-            text = self.ask(f"your play ({roll})> ").lower().rstrip(".")
+            text = (pending if pending is not None else self.ask(f"your play ({roll})> ")).lower().rstrip(".")
+            pending = None
+            text = unicodedata.normalize("NFKC", text)
             if text in ("", "help", "?"):
                 self.say(help_text(side))
                 continue
@@ -198,6 +259,9 @@ class _Session:
                 continue
             if text == "undo":
                 self.say("Nothing to undo yet: choose a play first; you can undo it when asked to confirm.")
+                continue
+            if text in ("npn", "position"):
+                self.say(f"{npn}  (dice {roll}; for nardy hint or nardy moves)")
                 continue
             leaving = self.resign_or_quit(text, state, dice)
             if leaving is not None:
@@ -218,35 +282,36 @@ class _Session:
                 except ValueError as exc:
                     self.say(f"{exc}. Type 'help' for how to enter a play.")
                     continue
+                moves = _playable_order(npn, dice.tolist(), moves)
                 reason = why_not_legal(npn, dice.tolist(), moves)
                 result = None if reason else _apply_common(npn, moves)
                 if result is None or result not in results:
-                    why = reason or (
-                        "a legal play uses as many dice as it can (the larger one if only one can be "
-                        "played), moves at most one checker from the head (two on a first-turn "
-                        "6-6, 4-4 or 3-3), and builds no six-point block without an opponent checker ahead")
+                    why = reason or why_not_whole_turn(npn, dice.tolist(), moves, plays, self.rules)
                     self.say(f"{format_move_sequence(moves)} is not a legal play with {roll}: {why}. "
                              "Type 'list' to see the legal plays.")
                     continue
                 chosen = results[result]
             after_state = flip(_state_of(chosen["result"]))
+            if after_state[OFF_MOVER] == NUM_CHECKERS:
+                then = f"this play wins the game, by {'mars' if after_state[OFF_OPPONENT] == 0 else 'oin'}"
+            else:
+                then = f"{'black' if side == Color.WHITE else 'white'} rolls next"
             self.say(board_text(flip(after_state), side.other,
-                                caption=f"After your play {format_move_sequence(chosen['moves'])} "
-                                        f"({'black' if side == Color.WHITE else 'white'} rolls next)"))
+                                caption=f"After your play {format_move_sequence(chosen['moves'])} ({then})"))
             while True:
                 answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
                 if answer in ("", "y", "yes"):
                     return after_state
                 leaving = self.resign_or_quit(answer, state, dice)
-                if leaving is not None:
-                    if leaving:
-                        return None
-                    continue
-                if answer in ("undo", "u", "n", "no"):
-                    break
-                self.say("Answer y (or Enter) to play it, undo to choose again, or resign / quit.")
-            self.say("Undone; the turn starts again.")
-            self.say(board_text(state, side, dice.tolist()))
+                if leaving:
+                    return None
+                if leaving is None:
+                    break  # resign or quit declined: ask again
+            if answer in ("undo", "u", "n", "no"):
+                self.say("Undone; the turn starts again.")
+                self.say(board_text(state, side, dice.tolist()))
+                continue
+            pending = answer  # anything else is read as a new choice at the play prompt
 
     def list_plays(self, plays: list[dict]) -> None:
         """The numbered plays, in columns (read down) to fit the terminal."""
@@ -261,20 +326,25 @@ class _Session:
 
     def hint(self, npn: str, dice: np.ndarray, plays: list[dict]) -> None:
         """The opponent's ranking of the human's plays, numbered as in the list."""
-        from train.hint import rank_plays
+        from train.hint import can_rank, rank_plays
 
-        ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
-        if len(ranked) == 1:
+        if len(plays) == 1:
             self.say("There is only one legal play.")
             return
+        if not can_rank(self.opponent):
+            self.say(f"{self.opponent.name} chooses plays without scoring them: no hint.")
+            return
+        ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
         if all(e["equity"] == ranked[0]["equity"] for e in ranked):
             self.say(f"{self.opponent.name} rates every play the same: no hint.")
             return
         number = {p["result"]: n for n, p in enumerate(plays, 1)}
         label = "equity" if "outcomes" in ranked[0] else "score"
-        self.say(f"{self.opponent.name}'s ranking ({label}, higher is better for you):")
-        for entry in ranked[:5]:
-            self.say(f"  #{number[entry['result']]:<4} {entry['equity']:+9.3f}  {format_move_sequence(entry['moves'])}")
+        self.say(f"{self.opponent.name}'s ranking ({label}, higher is better for you; type the list "
+                 "number to choose one):")
+        for rank, entry in enumerate(ranked[:5], 1):
+            self.say(f"  {rank}. {format_move_sequence(entry['moves']):<26} {entry['equity']:+8.3f}   "
+                     f"(#{number[entry['result']]} in the list)")
         if len(ranked) > 5:
             self.say(f"  ... and {len(ranked) - 5} more")
 
@@ -328,8 +398,7 @@ class _Session:
                 points = 2 if after[OFF_OPPONENT] == 0 else 1
                 kind = "mars" if points == 2 else "oin"
                 winner = "White" if side == Color.WHITE else "Black"
-                self.say(board_text(flip(after), side.other,
-                                    caption=f"Game over: {winner} wins by {kind}, {points} point{'s' * (points > 1)}"))
+                self.say(board_text(flip(after), side.other, caption=f"Game over: {winner} wins"))
                 if side == human:
                     self.say(f"You win by {kind}: {points} point{'s' * (points > 1)}.")
                     return {"you": points, "opponent": 0}
@@ -349,11 +418,24 @@ class _Session:
                     self.score[k] += result[k]
                 self.say(f"Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']} "
                          f"after {played} game{'s' * (played > 1)}.")
-                if games is None and self.ask("another game? [y/N] ").lower() not in ("y", "yes"):
+                if games is None and not self.yes_or_no("another game? [y/N] "):
                     break
         except _Quit:
             self.say(f"Bye. Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']}.")
+        except KeyboardInterrupt:
+            self.say(f"\nInterrupted. Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']}.")
+            raise
         return self.score
+
+    def yes_or_no(self, prompt: str) -> bool:
+        """y / n (Enter: no); anything else asks again rather than ending the session on a typo."""
+        while True:
+            answer = self.ask(prompt).lower()
+            if answer in ("y", "yes", "д", "да"):
+                return True
+            if answer in ("", "n", "no", "н", "нет"):
+                return False
+            self.say("Answer y or n.")
 
 
 def _state_of(npn: str) -> np.ndarray:
@@ -364,7 +446,16 @@ def play_session(opponent: Player, human: Color | None = None, rules: Rules = DE
                  seed: int | None = None, games: int | None = None,
                  read: Callable[[str], str] | None = None, out: TextIO | None = None) -> dict[str, int]:
     """Play games in the terminal; returns the final score."""
+    interactive = out is None and sys.stdin.isatty()
+    if interactive:
+        try:
+            import readline  # noqa: F401  (line editing and history for input() on a terminal)
+        except ImportError:
+            interactive = False
+
     def default_read(prompt: str) -> str:
+        if interactive:
+            return input(prompt)
         print(prompt, end="", file=out or sys.stdout, flush=True)
         line = sys.stdin.readline()
         if not line:

@@ -15,8 +15,10 @@ needs_shipped = pytest.mark.skipif(not (SHIPPED_PLAYER / "policy.onnx").is_file(
 @needs_shipped
 def test_default_names_the_shipped_player_from_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert load_player("default").name == str(SHIPPED_PLAYER)
-    assert load_player("default@1").name == f"{SHIPPED_PLAYER}@1"
+    assert load_player("default").name == "default"  # named as asked for, not by a long path
+    one_ply = load_player("default@1")
+    assert one_ply.name == "default@1" and one_ply.ply == 1
+    assert load_player(str(SHIPPED_PLAYER)).name == str(SHIPPED_PLAYER)
 
 
 @needs_shipped

@@ -73,7 +73,7 @@ def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
     png = tmp_path / "ladder.png"
     out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
     assert out.returncode == 0, out.stderr
-    assert "| A | B | games |" in out.stdout and "| player | rating" in out.stdout
+    assert "| A | B | games |" in out.stdout and "| player | linear rating" in out.stdout and "fit of the ratings" in out.stdout
     assert out.stdout.count("| random |") >= 1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -147,3 +147,13 @@ def test_hint_refuses_a_player_that_does_not_score_plays():
     assert not can_rank(RandomPlayer())
     with pytest.raises(TypeError, match="no ranking"):
         rank_plays(RandomPlayer(), START_NPN, [3, 1])
+
+
+def test_a_position_starting_with_a_minus_sign_is_a_position_not_an_option():
+    """Black on point 1 makes the NPN start with '-', which argparse would take for an option."""
+    npn = "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b"
+    out = run("moves", npn, "6", "2")
+    assert out.returncode == 0, out.stderr
+    assert "3 legal plays" in out.stdout
+    out = run("hint", npn, "6", "2", "--player", "heuristic", "--top", "1")
+    assert out.returncode == 0 and "heuristic's ranking of 3 legal plays" in out.stdout

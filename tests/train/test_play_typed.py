@@ -87,7 +87,7 @@ def test_typed_plays_bad_plays_and_undo():
         first, second = plays[0], plays[-1]
         tested.update(npn=npn, dice=dice, first=first, second=second, bad=_empty_source(npn, dice[0]),
                       seen_before=len(opponent.seen))
-        return [tested["bad"], "25/19", "24-18", typed(first["moves"]), "undo",
+        return [tested["bad"], "25/19", "24:18", typed(first["moves"]), "undo",
                 typed(second["moves"], off="0"), "yes"]
 
     human = Human(out, opponent, turn)
@@ -101,7 +101,7 @@ def test_typed_plays_bad_plays_and_undo():
     # The move from an empty point is refused with the reason, then the syntax errors.
     assert f"{tested['bad']} is not a legal play with {d1}-{d2}" in text
     assert "'25/19': points are numbered 1..24" in text
-    assert "'24-18' is not a move" in text
+    assert "'24:18' is not a move" in text
     # Undo before confirming: the turn starts again from the same position ...
     assert "Undone; the turn starts again." in text
     # The first typed play is shown for confirming, then undone.
@@ -212,7 +212,73 @@ def test_hint_at_the_prompt_numbers_the_plays_and_the_final_board_says_who_won()
     lines = iter(["hint", "1", "y"] * 400)
     score = play_session(race, human=Color.WHITE, seed=4, games=1, read=lambda prompt: next(lines) + "\n", out=out)
     text = out.getvalue()
-    assert "race's ranking (score, higher is better for you):" in text
-    assert re.search(r"\n  #\d+ +[-+]\d", text)
+    assert "race's ranking (score, higher is better for you; type the list number to choose one):" in text
+    assert re.search(r"\n  1\. .+ +[-+]\d+\.\d+   \(#\d+ in the list\)", text)
     winner = "White" if score["you"] else "Black"
-    assert f"Game over: {winner} wins by" in text
+    assert f"Game over: {winner} wins\n" in text
+
+
+def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
+    from train.play import _playable_order, why_not_legal, why_not_whole_turn
+
+    start = format_npn(initial_states(1)[0], Color.WHITE)
+
+    def reason(npn, dice, moves):
+        assert why_not_legal(npn, dice, moves) is None  # each move alone is possible
+        plays = legal_plays(npn, dice)
+        return why_not_whole_turn(npn, dice, moves, plays)
+
+    assert "takes 2 checkers from the head (24); one may leave it a turn (two on a first turn's 3-3, 4-4, 6-6)" \
+        in reason(start, [5, 5], [(24, 14), (24, 14)])
+    assert "plays 1 die where 2 can be played" in reason(start, [6, 2], [(24, 18)])
+    assert "takes 3 dice; 6-2 plays 2 here" in reason(start, [6, 2], [(24, 18), (18, 16), (16, 10)])
+    # One white checker on 10, black on 2: 5-3 plays one die only (either way then lands on 2), the 5.
+    lone = "0,-15,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0:14,0:w"
+    assert [p["moves"] for p in legal_plays(lone, [5, 3])] == [[[10, 5]]]
+    assert "must be the larger one, the 5" in reason(lone, [5, 3], [(10, 7)])
+    # Bearing off with a larger die than the point needs, while a checker stands higher.
+    home = "0,0,0,0,1,1,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,0:13,0:w"
+    assert "a die larger than 5 bears off from 5 only when no checker of yours stands higher" \
+        in why_not_legal(home, [6, 4], [(5, 0)])
+    assert "(15 are still outside)" in why_not_legal(start, [6, 5], [(24, 0)])
+    # One checker's moves typed in another order are put in order.
+    assert _playable_order(start, [6, 5], [(18, 13), (24, 18)]) == [(24, 18), (18, 13)]
+
+
+def test_hint_against_a_player_that_cannot_rank_says_so():
+    out = io.StringIO()
+    opponent = Recorder()  # a random player, which scores nothing
+
+    def turn(plays, npn, dice):
+        return ["1", "y"] if len(plays) < 2 else ["hint", "quit", "y"]
+
+    play_session(opponent, human=Color.WHITE, seed=3, games=1, read=Human(out, opponent, turn), out=out)
+    text = out.getvalue()
+    assert "random chooses plays without scoring them: no hint." in text
+    assert "Bye. Score: you 0, random 0." in text
+
+
+def test_confirm_prompt_takes_another_play_and_npn_shows_the_position():
+    out = io.StringIO()
+    opponent = Recorder()
+    chosen = {}
+
+    def turn(plays, npn, dice):
+        if chosen:
+            return ["resign", "y"]
+        if len({p["result"] for p in plays}) < 2:
+            return ["1", "y"]
+        chosen.update(npn=npn, result=plays[1]["result"], seen=len(opponent.seen))
+        return ["npn", "1", "2", "y"]  # at the confirm prompt of play 1, choose play 2 instead
+
+    play_session(opponent, human=Color.WHITE, seed=7, games=1, read=Human(out, opponent, turn), out=out)
+    text = out.getvalue()
+    assert f"{chosen['npn']}  (dice " in text
+    assert format_npn(opponent.seen[chosen["seen"]], Color.BLACK) == chosen["result"]
+
+
+def test_another_game_asks_again_on_an_answer_it_does_not_know():
+    out = io.StringIO()
+    lines = iter(["resign", "y", "maybe", "n"])
+    score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, read=lambda prompt: next(lines) + "\n", out=out)
+    assert "Answer y or n." in out.getvalue() and score["opponent"] in (1, 2)
