@@ -65,7 +65,7 @@ def _path_player(path: Path, base: str, ply: int, rules: Rules) -> Player | None
         if checkpoint.is_file() and _export_is_stale(path, checkpoint):
             warnings.warn(f"{path}: policy.onnx was exported from another checkpoint than the checkpoint.pt "
                           f"beside it; playing the export (name {checkpoint} to play the checkpoint, or "
-                          f"refresh the export with `nardy export {path} --out {path} --force`)", stacklevel=2)
+                          f"refresh the export with `nardy export {path} --out {path} --force`)", stacklevel=3)
         return onnx_player(path, ply=ply, rules=rules)
     if path.is_file() or checkpoint.is_file():
         try:

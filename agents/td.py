@@ -82,12 +82,14 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         # weights_only: a checkpoint named on the command line may come from anyone, and
         # ours hold only tensors and plain data, so nothing in it may run code on load.
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
-        raise CheckpointError(f"{path} is not a nardy checkpoint: it holds objects other than tensors "
-                              "and plain data, which nardy does not load") from None
+    except pickle.UnpicklingError as exc:
+        if "global" in str(exc).lower():  # torch names the class it refused to import
+            raise CheckpointError(f"{path} is not a nardy checkpoint: it holds objects other than tensors "
+                                  "and plain data, which nardy does not load") from None
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): {_first_line(exc)}") from None
     except Exception as exc:  # a truncated or damaged file
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): {reason}") from None
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
+                              f"{_first_line(exc)}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file")
     if payload.get("features_version") != FEATURES_VERSION:
@@ -95,10 +97,18 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
             f"{path} was trained on features {payload.get('features_version')!r}; "
             f"this code computes {FEATURES_VERSION!r}"
         )
-    network = TDNetwork(payload["network"]["hidden"])
-    network.load_state_dict(payload["state_dict"])
+    try:
+        network = TDNetwork(payload["network"]["hidden"])
+        network.load_state_dict(payload["state_dict"])
+    except Exception as exc:  # a damaged file that still unpickled: missing keys, wrong shapes
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): {_first_line(exc)}") from None
     payload["path"] = str(path)
     return network, payload
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:

@@ -62,7 +62,7 @@ def main():
         info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
     except (OSError, ValueError) as error:
         parser.error(f"{args.policy} is not an exported policy folder ({error})")
-    if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info["onnx"]["sha256"]:
+    if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
         parser.error(f"{args.policy}: not a nardy-policy/1 export, or policy.onnx is not the file policy.json names")
     rules = Rules.from_dict(info["rules"])
     session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])

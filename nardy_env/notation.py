@@ -125,8 +125,6 @@ def parse_npn(text: str) -> tuple[np.ndarray, Color]:
         raise NPNError("white off", f"white has {white_total} checkers on board plus off, not {NUM_CHECKERS}")
     if black_total != NUM_CHECKERS:
         raise NPNError("black off", f"black has {black_total} checkers on board plus off, not {NUM_CHECKERS}")
-    if white_off == black_off == NUM_CHECKERS:
-        raise NPNError("off", f"both sides have borne off all {NUM_CHECKERS}; a game ends when the first one has")
     state = np.zeros(STATE_SIZE, dtype=np.int8)
     sign = 1 if side == Color.WHITE else -1
     state[_INDEX[side]] = sign * common

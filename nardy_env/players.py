@@ -108,7 +108,8 @@ def _resolvers():
     A plugin that fails to load is skipped with a warning naming it, so it cannot
     take the other names (the bots included) down with it.
     """
-    found = sorted(entry_points(group="nardy.players"), key=lambda ep: (ep.name != "agents", ep.name))
+    found = sorted(entry_points(group="nardy.players"),
+                   key=lambda ep: (ep.value != "agents.registry:resolve", ep.name))
     resolvers = []
     for ep in found:
         try:

@@ -159,7 +159,7 @@ class TrainConfig:
         clean = {}
         for key, value in data.items():
             expected = types[key]
-            value = _number_from_text(value) if expected in ("int", "float") else value
+            value = number_from_text(value) if expected in ("int", "float") else value
             if expected in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ConfigError(f"{where}: {key} must be an integer, got {value!r}")
             if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
@@ -179,7 +179,7 @@ class TrainConfig:
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
-def _number_from_text(value: Any) -> Any:
+def number_from_text(value: Any) -> Any:
     """``1e-4`` as a number: YAML 1.1 (PyYAML) reads exponents without a dot as strings.
     An integer setting takes one only when it is whole (``4e5``)."""
     if not isinstance(value, str) or not _NUMBER.fullmatch(value.strip()):

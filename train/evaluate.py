@@ -313,11 +313,13 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     if len(set(players)) != len(players):
         raise ValueError("each player may appear only once in a ladder")
     matches = []
+    wins: list[int] = []
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             result = evaluate(players[i], players[j], games, seed=seed, rules=rules,
                               workers=workers, progress=progress)
             matches.append((i, j, result.summary()))
+            wins.append(int((np.asarray(result.points_a) > 0).sum()))  # exact: win_rate is rounded
     n = len(players)
     rows, targets, weights = [], [], []
     for i, j, s in matches:
@@ -338,7 +340,7 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     chi2 = float(np.sum(w * (y - x @ fit) ** 2))
     scale = max(1.0, chi2 / df) if df > 0 else 1.0
     cov = cov * scale
-    won = [(i, j, s["win_rate"] * s["games"], s["games"]) for i, j, s in matches]
+    won = [(i, j, float(w), s["games"]) for (i, j, s), w in zip(matches, wins, strict=True)]
     elo, elo_half, elo_fit = elo_ratings(n, won, with_fit=True)
     names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
     groups = _sweep_groups(n, won)

@@ -75,6 +75,21 @@ class _Quit(Exception):
     pass
 
 
+YES = ("y", "yes", "д", "да")
+"""Answers taken for yes at every [y/N] prompt (a Russian keyboard's too)."""
+
+
+def _is_choice(text: str) -> bool:
+    """Whether ``text`` reads as a play or a list number (at the confirm prompt: choose it instead)."""
+    if re.fullmatch(r"#?[0-9]+", text):
+        return True
+    try:
+        parse_play(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_play(text: str) -> list[tuple[int, int]]:
     """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong.
 
@@ -103,9 +118,9 @@ def parse_play(text: str) -> list[tuple[int, int]]:
 def _playable_order(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The moves in an order in which each one can be made (``18/16 24/18`` -> ``24/18 18/16``);
     as typed when none is (``why_not_legal`` then says why)."""
-    if len(moves) < 2 or why_not_legal(npn, dice, moves) is None:
+    if not 2 <= len(moves) <= 4 or why_not_legal(npn, dice, moves) is None:  # a turn has 4 moves at most
         return moves
-    for order in permutations(moves):
+    for order in sorted(set(permutations(moves))):
         if why_not_legal(npn, dice, list(order)) is None:
             return list(order)
     return moves
@@ -151,7 +166,26 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
         mine[a - 1] -= 1
         if b:
             mine[b - 1] += 1
+    personal = [(int(to_common_point(s, side)), int(to_common_point(d, side))) for s, d in moves]
+    if not _dice_fit([(a - b, b == 0) for a, b in personal], faces):
+        return f"{dice[0]}-{dice[1]} cannot make all of {format_move_sequence(moves)}: each die moves once"
     return None
+
+
+def _dice_fit(legs: list[tuple[int, bool]], faces: list[int]) -> bool:
+    """Whether the dice can be shared out, each used once, so that every leg gets dice that sum
+    to its distance (at least to it when it bears off)."""
+    if not legs:
+        return True
+    (distance, bear_off), rest = legs[0], legs[1:]
+    for k in range(1, len(faces) + 1):
+        for chosen in set(combinations(range(len(faces)), k)):
+            total = sum(faces[i] for i in chosen)
+            if total == distance or (bear_off and total > distance):
+                left = [f for i, f in enumerate(faces) if i not in chosen]
+                if _dice_fit(rest, left):
+                    return True
+    return False
 
 
 def _dice_needed(distance: int, faces: list[int], bear_off: bool) -> int:
@@ -248,20 +282,11 @@ class _Session:
             text = (pending if pending is not None else self.ask(f"your play ({roll})> ")).lower().rstrip(".")
             pending = None
             text = unicodedata.normalize("NFKC", text)
-            if text in ("", "help", "?"):
-                self.say(help_text(side))
-                continue
-            if text == "list":
-                self.list_plays(plays)
-                continue
-            if text == "hint":
-                self.hint(npn, dice, plays)
+            if text in ("", "help", "?", "list", "hint", "npn", "position"):
+                self.command(text, side, npn, dice, plays)
                 continue
             if text == "undo":
                 self.say("Nothing to undo yet: choose a play first; you can undo it when asked to confirm.")
-                continue
-            if text in ("npn", "position"):
-                self.say(f"{npn}  (dice {roll}; for nardy hint or nardy moves)")
                 continue
             leaving = self.resign_or_quit(text, state, dice)
             if leaving is not None:
@@ -299,19 +324,37 @@ class _Session:
             self.say(board_text(flip(after_state), side.other,
                                 caption=f"After your play {format_move_sequence(chosen['moves'])} ({then})"))
             while True:
-                answer = self.ask(f"play {format_move_sequence(chosen['moves'])}? [Y/undo] ").lower()
-                if answer in ("", "y", "yes"):
+                answer = unicodedata.normalize("NFKC", self.ask(f"play {format_move_sequence(chosen['moves'])}? "
+                                                                "[Y/undo] ").lower()).rstrip(".")
+                if answer in ("",) + YES:
                     return after_state
                 leaving = self.resign_or_quit(answer, state, dice)
                 if leaving:
                     return None
-                if leaving is None:
-                    break  # resign or quit declined: ask again
-            if answer in ("undo", "u", "n", "no"):
+                if leaving is False:  # resign or quit declined: ask again
+                    continue
+                if answer in ("undo", "u", "n", "no", "н", "нет") or _is_choice(answer):
+                    break
+                if answer in ("list", "hint", "npn", "position", "help", "?"):
+                    self.command(answer, side, npn, dice, plays)
+                    continue
+                self.say("Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit.")
+            if not _is_choice(answer):
                 self.say("Undone; the turn starts again.")
                 self.say(board_text(state, side, dice.tolist()))
                 continue
-            pending = answer  # anything else is read as a new choice at the play prompt
+            pending = answer  # another play or list number: chosen instead, at the play prompt
+
+    def command(self, text: str, side: Color, npn: str, dice: np.ndarray, plays: list[dict]) -> None:
+        """help, list, hint or npn, at either prompt."""
+        if text in ("", "help", "?"):
+            self.say(help_text(side))
+        elif text == "list":
+            self.list_plays(plays)
+        elif text == "hint":
+            self.hint(npn, dice, plays)
+        else:
+            self.say(f"{npn}  (dice {dice[0]}-{dice[1]}; for nardy hint or nardy moves)")
 
     def list_plays(self, plays: list[dict]) -> None:
         """The numbered plays, in columns (read down) to fit the terminal."""
@@ -356,9 +399,9 @@ class _Session:
             why = ("a single game: your escape from mars is secured" if points == 1
                    else "mars: you have borne off nothing and this roll bears nothing off")
             answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)} ({why})? [y/N] ")
-            return answer.lower() in ("y", "yes")
+            return answer.lower() in YES
         if text == "quit":
-            if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in ("y", "yes"):
+            if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in YES:
                 raise _Quit()
             return False
         return None
@@ -431,7 +474,7 @@ class _Session:
         """y / n (Enter: no); anything else asks again rather than ending the session on a typo."""
         while True:
             answer = self.ask(prompt).lower()
-            if answer in ("y", "yes", "д", "да"):
+            if answer in YES:
                 return True
             if answer in ("", "n", "no", "н", "нет"):
                 return False

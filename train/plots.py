@@ -21,8 +21,8 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         raise ValueError(f"{eval_jsonl} holds no evaluation records")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).
     by_games: dict[int, dict] = {}
-    for r in records:
-        by_games[r["games_trained"]] = r
+    for r in records:  # a redone final evaluation adds to the record it replaces, opponent by opponent
+        by_games[r["games_trained"]] = {**by_games.get(r["games_trained"], {}), **r}
     points = [by_games[g] for g in sorted(by_games)]
     # Every opponent ever evaluated (eval_opponents may change on resume), in order of appearance.
     opponents = list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))

@@ -204,9 +204,16 @@ class Trainer:
     def _make_run_dir(self) -> None:
         """A new run's folder and config.json, written once the run is sure to start."""
         if self._new_run:
+            text = json.dumps(self.config.to_dict(), indent=2) + "\n"
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
-                self.config.save(self.run_dir / "config.json")
+                # Exclusive create claims the folder: of two runs started on one --out (or one
+                # default runs/NAME) at the same moment, the second stops here instead of mixing in.
+                with open(self.run_dir / "config.json", "x") as fh:
+                    fh.write(text)
+            except FileExistsError:
+                raise TrainError(f"{self.run_dir} was taken by another run while this one started; "
+                                 "choose another --out") from None
             except OSError as exc:
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
@@ -235,13 +242,18 @@ class Trainer:
             # checkpoint.pt names the run's latest state (for eval, export, play): it becomes the
             # copy resumed from; an unreadable one is kept aside, never deleted.
             latest = self.run_dir / "checkpoint.pt"
+            kept = None
             if latest.exists():
-                latest.replace(self.run_dir / "checkpoint.pt.unreadable")
+                kept = self.run_dir / "checkpoint.pt.unreadable"
+                n = 1
+                while kept.exists():  # an earlier repair's file stays too
+                    n += 1
+                    kept = self.run_dir / f"checkpoint.pt.unreadable-{n}"
+                latest.replace(kept)
             data = path.read_bytes()
             write_atomic(latest, lambda fh: fh.write(data))
             self.skipped.append(f"checkpoint.pt is now a copy of {path.name}"
-                                + (" (the unreadable one is kept as checkpoint.pt.unreadable)"
-                                   if (self.run_dir / "checkpoint.pt.unreadable").exists() else ""))
+                                + (f" (the unreadable one is kept as {kept.name})" if kept else ""))
         # eval.jsonl is rewritten from the checkpoint's history, so that it never holds
         # evaluations made after the checkpoint (they are made again).
         lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
@@ -497,7 +509,13 @@ class Trainer:
 
         c = self.config
         n_actors = len(self._actors) if self._actors else self._start_actors()  # Ray first: an address
-        self._make_run_dir()  # that fails leaves no half-made run folder behind
+        try:  # that fails leaves no half-made run folder behind
+            self._make_run_dir()
+        except TrainError:
+            for actor in self._actors:
+                ray.kill(actor, no_restart=True)
+            self._actors, self._pending = [], {}
+            raise
         # purge_step drops what a killed session logged after its last checkpoint; the
         # evaluation at the checkpoint's own step was made before it was saved, so it stays.
         self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games + 1 if self.games else None)
@@ -702,7 +720,10 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     but not changed. The caller writes the result to config.json once the
     resume has started (``save_config``), so a refused resume changes nothing.
     """
+    from train.config import number_from_text
+
     current = config.to_dict()
+    changes = {k: number_from_text(v) for k, v in changes.items()}  # --set lr=1e-3 is the number
     unknown = sorted(k for k in changes if k not in current)
     if unknown:
         raise TrainError(f"unknown setting(s) {', '.join(unknown)}; --resume can change "

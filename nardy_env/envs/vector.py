@@ -42,6 +42,8 @@ def _sub_env_seeds(seed: Any, n: int) -> list[int | None]:
     """One seed (or None) per sub-env, as ``SyncVectorEnv`` reads ``seed``; checked before anything changes."""
     if seed is None:
         return [None] * n
+    if isinstance(seed, np.ndarray) and seed.ndim == 0:
+        seed = seed.item()
     if isinstance(seed, int | np.integer):
         if seed < 0:
             raise ValueError(f"seed must be at least 0, got {seed}")

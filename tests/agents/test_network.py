@@ -168,3 +168,22 @@ def test_a_player_asked_to_play_other_rules_than_it_learnt_warns(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         td_player(path, rules=Rules(block_rule="home"))  # the same rules: no warning
+
+
+def test_a_damaged_checkpoint_only_ever_raises_checkpoint_error(tmp_path):
+    """Byte flips anywhere in the file: loading succeeds or says the checkpoint is unreadable;
+    nothing else escapes (a resume falls back to an older copy on CheckpointError only)."""
+    save_checkpoint(tmp_path / "ok.pt", TDNetwork((8,)))
+    data = bytearray((tmp_path / "ok.pt").read_bytes())
+    rng = np.random.default_rng(0)
+    damaged = 0
+    for _ in range(150):
+        bad = bytearray(data)
+        at = int(rng.integers(len(bad)))
+        bad[at] ^= 1 << int(rng.integers(8))
+        (tmp_path / "bad.pt").write_bytes(bytes(bad))
+        try:
+            load_checkpoint(tmp_path / "bad.pt")
+        except CheckpointError:
+            damaged += 1
+    assert damaged > 10

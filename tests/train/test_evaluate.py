@@ -120,6 +120,7 @@ def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
     class _Result:
         def __init__(self, a, b):
             self.ppg = table[(a, b)]
+            self.points_a = np.array([1] * 280 + [-1] * 120)  # 70% won
 
         def summary(self):
             return {"player_a": "a", "player_b": "b", "games": 400, "points_per_game": self.ppg,
@@ -132,6 +133,26 @@ def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
     b = next(r for r in out["ratings"] if r["player"] == "b")
     assert b["ci95"][1] - b["ci95"][0] > 1  # the misfit is in the interval (sampling alone: about 0.16)
     assert out["fit"]["sweep_groups"] == 1 and all(r["group"] == 0 for r in out["ratings"])
+
+
+def test_ladder_counts_wins_exactly_so_one_lost_game_is_no_sweep(monkeypatch):
+    import train.evaluate as ev
+
+    class _Result:
+        def __init__(self, points):
+            self.points_a = np.array(points)
+
+        def summary(self):
+            n = len(self.points_a)
+            return {"player_a": "a", "player_b": "b", "games": n, "points_per_game": 1.99,
+                    "ci95": [1.98, 2.0], "win_rate": round(float((self.points_a > 0).mean()), 4),
+                    "win_rate_ci95": [0.99, 1.0]}
+
+    # 40,000 games, one lost: the rounded win rate reads 1.0, the count does not
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result([-1] + [2] * 39_999))
+    out = ev.ladder(["b", "a"], 40_000)
+    assert out["matches"][0]["win_rate"] == 0.0 or out["matches"][0]["win_rate"] == 1.0
+    assert out["fit"]["sweep_groups"] == 1
 
 
 def test_a_randomising_player_plays_the_same_whatever_the_workers():

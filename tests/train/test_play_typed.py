@@ -231,7 +231,8 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     assert "takes 2 checkers from the head (24); one may leave it a turn (two on a first turn's 3-3, 4-4, 6-6)" \
         in reason(start, [5, 5], [(24, 14), (24, 14)])
     assert "plays 1 die where 2 can be played" in reason(start, [6, 2], [(24, 18)])
-    assert "takes 3 dice; 6-2 plays 2 here" in reason(start, [6, 2], [(24, 18), (18, 16), (16, 10)])
+    assert "6-2 cannot make all of 24/18 18/16 16/10: each die moves once" in why_not_legal(
+        start, [6, 2], [(24, 18), (18, 16), (16, 10)])
     # One white checker on 10, black on 2: 5-3 plays one die only (either way then lands on 2), the 5.
     lone = "0,-15,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0:14,0:w"
     assert [p["moves"] for p in legal_plays(lone, [5, 3])] == [[[10, 5]]]
@@ -241,6 +242,12 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     assert "a die larger than 5 bears off from 5 only when no checker of yours stands higher" \
         in why_not_legal(home, [6, 4], [(5, 0)])
     assert "(15 are still outside)" in why_not_legal(start, [6, 5], [(24, 0)])
+    # Each die moves once: two 6s from a 6-5 are refused as such, not blamed on another rule.
+    assert "6-5 cannot make all of 13/7 13/7: each die moves once" in why_not_legal(
+        "0,0,0,0,0,0,0,0,0,0,0,-15,2,0,0,0,0,0,0,0,0,0,0,13:0,0:w", [6, 5], [(13, 7), (13, 7)])
+    # A long typo is not tried in every order (a turn has four moves at most).
+    long = [(24 - k, 23 - k) for k in range(11)]
+    assert _playable_order(start, [1, 1], long) == long
     # One checker's moves typed in another order are put in order.
     assert _playable_order(start, [6, 5], [(18, 13), (24, 18)]) == [(24, 18), (18, 13)]
 
@@ -269,11 +276,15 @@ def test_confirm_prompt_takes_another_play_and_npn_shows_the_position():
         if len({p["result"] for p in plays}) < 2:
             return ["1", "y"]
         chosen.update(npn=npn, result=plays[1]["result"], seen=len(opponent.seen))
-        return ["npn", "1", "2", "y"]  # at the confirm prompt of play 1, choose play 2 instead
+        # At the confirm prompt of play 1: an unknown answer asks again, a command runs and asks
+        # again, a declined resign asks again, and another play number chooses that one instead.
+        return ["npn", "1", "ok", "list", "resign", "n", "2", "y"]
 
     play_session(opponent, human=Color.WHITE, seed=7, games=1, read=Human(out, opponent, turn), out=out)
     text = out.getvalue()
     assert f"{chosen['npn']}  (dice " in text
+    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in text
+    assert "Undone" not in text
     assert format_npn(opponent.seen[chosen["seen"]], Color.BLACK) == chosen["result"]
 
 

@@ -194,6 +194,22 @@ def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
     assert again is not None and "race" in again and again["final"]
 
 
+def test_two_runs_starting_on_one_folder_do_not_mix(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml")
+    first = Trainer(config, tmp_path / "run", progress=False)
+    second = Trainer(config, tmp_path / "run", progress=False)  # both checked the folder while it was free
+    first._make_run_dir()
+    with pytest.raises(TrainError, match="taken by another run"):
+        second._make_run_dir()
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["name"] == "smoke"
+
+
+def test_resume_reads_exponents_before_comparing(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml", lr=0.001)
+    assert resume_with_changes(config, {"lr": "1e-3"}).lr == 0.001  # the same value: not a change
+    assert resume_with_changes(config, {"total_games": "4e3"}).total_games == 4000
+
+
 def test_a_folder_left_by_a_failed_start_is_not_reused(tmp_path):
     (tmp_path / "run" / "tb").mkdir(parents=True)
     (tmp_path / "run" / "config.json").write_text("{}")
