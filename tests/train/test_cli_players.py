@@ -104,7 +104,7 @@ def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     assert "You play white against race" in text
     assert "is not a move" in text and "choose 1.." in text
     assert "Undone; the turn starts again." in text
-    assert "Answer y (or Enter) to play it, undo to choose again, or resign / quit." in text  # "maybe"
+    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in text  # "maybe"
     # resign and quit ask first; "n" and "no" go back to the game.
     assert text.count("resign and lose 2 points (mars") == 2 and "quit? the game in progress" in text
     # Resigning early in the game: nothing off and nothing this roll, so it concedes the mars.
