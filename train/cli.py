@@ -341,14 +341,13 @@ def _hint_player(args: argparse.Namespace, rules):
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
-    from train.hint import can_rank, rank_plays
+    from train.hint import can_rank, no_ranking, rank_plays
     from train.moves import format_move_sequence, moves_record
 
     rules = _rules(args.rules)
     player = _hint_player(args, rules)
     if not can_rank(player):
-        _usage_error(f"nardy hint: {player.name} chooses plays without scoring them, so it has no ranking; "
-                     "give a network (a run, checkpoint or export) or a bot that scores plays (heuristic, race)")
+        _usage_error(f"nardy hint: {no_ranking(player)}")
     if args.jsonl:
         _jsonl_takes_no_position(args, "hint")
 

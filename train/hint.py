@@ -16,7 +16,13 @@ from nardy_env.players import Player
 from nardy_env.rules import DEFAULT_RULES
 from train.moves import parse_dice, parse_live_npn
 
-__all__ = ["can_rank", "default_player_spec", "rank_plays"]
+__all__ = ["can_rank", "default_player_spec", "no_ranking", "rank_plays"]
+
+
+def no_ranking(player: Player) -> str:
+    """Why ``player`` has no ranking to show (for a player that ``can_rank`` refuses)."""
+    return (f"{getattr(player, 'name', player)} chooses plays without scoring them, so it has no ranking; "
+            "give a network (a run, checkpoint or export) or a bot that scores plays (heuristic, race)")
 
 
 def can_rank(player: Player) -> bool:
@@ -68,9 +74,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
         values = np.asarray(player.equities(found), dtype=np.float64)  # type: ignore[attr-defined]
         equity = values
     else:
-        raise TypeError(f"{getattr(player, 'name', player)} chooses plays without scoring them, so it has "
-                        "no ranking; hint needs a network (a run, checkpoint or export) or a bot with "
-                        "equities() (heuristic, race)")
+        raise TypeError(no_ranking(player))
     for k in range(found.states.shape[0]):
         n = int(found.num_moves[k])
         entry: dict[str, Any] = {
