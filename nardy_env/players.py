@@ -147,10 +147,10 @@ def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
-    if spec == "random":
-        return RandomPlayer()
     base, at, depth = spec.rpartition("@")
-    if at and base == "random" and depth.isdigit() and int(depth) > 0:
+    if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
+        return RandomPlayer()
+    if at and base == "random" and depth.isdigit():
         raise ValueError(f"random does not search; drop '@{depth}'")
     for resolve in _resolvers():
         player = resolve(spec, rules)

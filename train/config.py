@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -17,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from agents.files import write_atomic
 from agents.registry import split_ply
 from nardy_env import Rules, RulesError
 
@@ -105,20 +107,26 @@ class TrainConfig:
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
         # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
         # anything with a path in it is checked when it is loaded.
-        unknown = [o for o in self.eval_opponents
-                   if split_ply(o)[0] not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
+        try:
+            depths = {o: split_ply(o) for o in self.eval_opponents}
+        except ValueError as exc:
+            raise ConfigError(f"eval_opponents: {exc}") from None
+        unknown = [o for o, (base, _) in depths.items()
+                   if base not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
         need(not unknown, "eval_opponents",
              f"bots ({', '.join(EVAL_BOTS)}) or paths of players; unknown {unknown}")
+        searching = [o for o, (base, ply) in depths.items() if base in EVAL_BOTS and ply]
+        need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search); got {searching}")
         need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")
-        need(self.seed >= 0, "seed", "0 or more")
+        need(0 <= self.seed < 2**64, "seed", "a whole number from 0 to 2**64 - 1")
         need(self.total_games > 0, "total_games", "a positive number")
         need(self.actors >= 0, "actors", "0 (one per CPU) or more")
         need(self.games_per_task > 0, "games_per_task", "a positive number")
         need(0.0 <= self.lam <= 1.0, "lam", "a number in [0, 1]")
         need(0.0 <= self.epsilon <= 1.0, "epsilon", "a probability")
         need(0.0 <= self.epsilon_final <= 1.0, "epsilon_final", "a probability")
-        need(self.lr > 0, "lr", "a positive learning rate")
-        need(self.lr_final > 0, "lr_final", "a positive learning rate")
+        need(0 < self.lr < math.inf, "lr", "a positive learning rate")
+        need(0 < self.lr_final < math.inf, "lr_final", "a positive learning rate")
         need(self.batch_size > 0, "batch_size", "a positive number")
         need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
         need(self.updates_per_sample > 0, "updates_per_sample", "a positive number")
@@ -172,8 +180,14 @@ class TrainConfig:
         except TypeError as exc:
             raise ConfigError(f"{where}: {exc}") from None
 
+    def to_json(self) -> str:
+        """The resolved settings as a run's config.json holds them."""
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        """Write :meth:`to_json` to ``path`` atomically."""
+        text = self.to_json().encode("utf-8")
+        write_atomic(Path(path), lambda fh: fh.write(text))
 
 
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")

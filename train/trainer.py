@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -39,6 +38,7 @@ from agents.files import write_atomic
 from agents.network import TDNetwork
 from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
+from nardy_env.players import load_player
 from train.config import ConfigError, TrainConfig
 from train.selfplay import SelfPlayWorker
 
@@ -169,6 +169,9 @@ class Trainer:
         self.samples = 0
         self.updates = 0
         self.tasks_submitted = 0
+        # Tasks in flight when the last checkpoint was written ([seed index, epsilon] each): a
+        # resumed run plays them again first, so nothing is skipped and one actor resumes exactly.
+        self._tasks_to_redo: list[list[Any]] = []
         self.actor_restarts = 0
         self.eval_history: list[dict[str, Any]] = []
         self.replay = _Replay(config.replay_size)
@@ -179,6 +182,11 @@ class Trainer:
         self.resumed_from: Path | None = None
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
+        for opponent in config.eval_opponents:  # one that cannot be loaded fails now, not at the first evaluation
+            try:
+                load_player(opponent, self.rules)
+            except Exception as exc:
+                raise TrainError(f"eval_opponents: {opponent}: {exc}") from None
         if resume:
             # Temporary files of writes a kill interrupted (the files they were to replace are intact).
             for stray in [*self.run_dir.glob(".checkpoint*.tmp"), *self.run_dir.glob(".replay-*.tmp"),
@@ -199,12 +207,12 @@ class Trainer:
         self._writer: Any = None
         self.interrupted = False
         self._actors: list[Any] = []
-        self._pending: dict[Any, tuple[int, Any]] = {}
+        self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
 
     def _make_run_dir(self) -> None:
         """A new run's folder and config.json, written once the run is sure to start."""
         if self._new_run:
-            text = json.dumps(self.config.to_dict(), indent=2) + "\n"
+            text = self.config.to_json()
             try:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 # Exclusive create claims the folder: of two runs started on one --out (or one
@@ -276,13 +284,17 @@ class Trainer:
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             raise CheckpointError(f"its network does not fit this run's configuration: {exc}") from None
-        self.games, self.samples, self.updates = state["games"], state["samples"], state["updates"]
-        self.tasks_submitted = state["tasks_submitted"]
-        self.actor_restarts = state.get("actor_restarts", 0)
-        self.eval_history = state.get("eval_history", [])
-        self.rng.bit_generator.state = state["rng"]
-        torch.set_rng_state(state["torch_rng"])
-        self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
+        try:
+            self.games, self.samples, self.updates = state["games"], state["samples"], state["updates"]
+            self.tasks_submitted = state["tasks_submitted"]
+            self._tasks_to_redo = [[int(i), float(e)] for i, e in state.get("pending_tasks", [])]
+            self.actor_restarts = state.get("actor_restarts", 0)
+            self.eval_history = list(state.get("eval_history", []))
+            self.rng.bit_generator.state = state["rng"]
+            torch.set_rng_state(state["torch_rng"])
+            self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
+        except (KeyError, ValueError, TypeError, RuntimeError) as exc:
+            raise CheckpointError(f"its training state is damaged ({type(exc).__name__}: {exc})") from None
         # Checkpoints written before schedules were recorded decayed from the start.
         self.schedule = dict(state.get("schedule") or {
             "games": 0, "total_games": own.get("total_games", self.config.total_games),
@@ -338,20 +350,21 @@ class Trainer:
                 "optimizer": self.optimizer.state_dict(),
                 "games": self.games, "samples": self.samples, "updates": self.updates,
                 "tasks_submitted": self.tasks_submitted, "actor_restarts": self.actor_restarts,
+                "pending_tasks": sorted([*self._tasks_to_redo, *(t for _, _, t in self._pending.values())]),
                 "eval_history": self.eval_history, "rng": self.rng.bit_generator.state,
                 "torch_rng": torch.get_rng_state(), "selfplay_seconds": self.selfplay_seconds,
                 "schedule": self.schedule,
             },
         )
         if self.config.keep_checkpoints:
-            numbered = self.run_dir / f"checkpoint-{self.games:09d}.pt"
-            tmp = numbered.with_suffix(".tmp")
-            shutil.copyfile(path, tmp)
-            os.replace(tmp, numbered)
-            # The newest numbered copy is the latest checkpoint itself; keep that many older ones.
-            old = sorted(self.run_dir.glob("checkpoint-*.pt"))[:-(self.config.keep_checkpoints + 1)]
-            for p in [*old, *self.run_dir.glob("checkpoint-*.tmp")]:
-                p.unlink(missing_ok=True)
+            data = path.read_bytes()
+            write_atomic(self.run_dir / f"checkpoint-{self.games:09d}.pt", lambda fh: fh.write(data))
+        # The newest numbered copy is the latest checkpoint itself; keep that many older ones
+        # (none at all with keep_checkpoints 0, also those an earlier session kept).
+        numbered = sorted(self.run_dir.glob("checkpoint-*.pt"))
+        old = numbered[:-(self.config.keep_checkpoints + 1)] if self.config.keep_checkpoints else numbered
+        for p in [*old, *self.run_dir.glob("checkpoint-*.tmp")]:
+            p.unlink(missing_ok=True)
         # Only now that checkpoint.pt is written is the previous replay no longer needed.
         for p in self.run_dir.glob("replay-*.npz"):
             if p != self._replay_path(self.games):
@@ -476,12 +489,17 @@ class Trainer:
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
         return actor_cls.remote(self.config.hidden, self.config.rules)
 
-    def _submit(self, slot: int, weights_ref: Any) -> None:
-        seed = [self.config.seed, 1, self.tasks_submitted]
-        self.tasks_submitted += 1
-        ref = self._actors[slot].play.remote(weights_ref, self.config.games_per_task, seed,
-                                             self.epsilon(), self.config.lam)
-        self._pending[ref] = (slot, weights_ref)
+    def _submit(self, slot: int, weights_ref: Any, task: list[Any] | None = None) -> None:
+        """Give actor ``slot`` a task: ``task`` again, one left in flight by the checkpoint, or a new one."""
+        if task is None and self._tasks_to_redo:
+            task = self._tasks_to_redo.pop(0)
+        if task is None:
+            task = [self.tasks_submitted, self.epsilon()]
+            self.tasks_submitted += 1
+        index, epsilon = task
+        ref = self._actors[slot].play.remote(weights_ref, self.config.games_per_task,
+                                             [self.config.seed, 1, index], epsilon, self.config.lam)
+        self._pending[ref] = (slot, weights_ref, task)
 
     def _start_actors(self) -> int:
         import ray
@@ -536,6 +554,7 @@ class Trainer:
         session_start, session_games, eval_seconds = last_log, self.games, 0.0
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
+        updating = False
         # Ctrl-C or SIGTERM: finish the step in hand, save, stop. Ray's blocking
         # wait would not let a KeyboardInterrupt through, so poll a flag instead.
         self.interrupted = False
@@ -555,7 +574,7 @@ class Trainer:
                 if not done:
                     continue
                 ref = done[0]
-                slot, weights_ref = self._pending.pop(ref)
+                slot, weights_ref, task = self._pending.pop(ref)
                 try:
                     out = ray.get(ref)
                 except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
@@ -566,14 +585,16 @@ class Trainer:
                     else:
                         print(message, file=sys.stderr, flush=True)
                     self._actors[slot] = self._new_actor()
-                    self._submit(slot, weights_ref)
+                    self._submit(slot, weights_ref, task)  # the same games, played by the new actor
                     continue
                 t_learn = time.perf_counter()
+                updating = True  # until the counters agree with the network again
                 loss = self.learn(out["raw"], out["targets"])
                 window["learn_s"] += time.perf_counter() - t_learn
                 self._submit(slot, ray.put(_weights(self.network)))
                 self.games += out["games"]
                 self.selfplay_seconds += out["seconds"]
+                updating = False
                 for key in ("games", "plies", "mars"):
                     window[key] += out[key]
                 window["loss"] += loss
@@ -603,11 +624,22 @@ class Trainer:
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats, record))
                 if self.games >= next_ckpt:
+                    updating = True
                     self.save()
+                    updating = False
                     next_ckpt += c.checkpoint_every_games
             if window["batches"]:
                 stats = self._log(window, n_actors)
+            updating = True
             self.save()
+        except Exception:
+            # An error between steps (an evaluation, Ray, an actor's task) leaves a consistent
+            # state: keep what was learned since the last checkpoint before passing it on.
+            if not updating:
+                print(f"error after {self.games} games: saving the checkpoint before stopping",
+                      file=sys.stderr, flush=True)
+                self.save()
+            raise
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -745,8 +777,7 @@ def _plain(value: Any) -> Any:
 
 def save_config(run_dir: Path, config: TrainConfig) -> None:
     """Write a run's config.json atomically."""
-    text = json.dumps(config.to_dict(), indent=2) + "\n"
-    write_atomic(run_dir / "config.json", lambda fh: fh.write(text.encode("utf-8")))
+    config.save(run_dir / "config.json")
 
 
 def summary_line(record: dict[str, Any], opponents: tuple[str, ...]) -> str:

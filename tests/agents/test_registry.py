@@ -41,6 +41,23 @@ def test_a_negative_search_depth_is_named_as_such():
         load_player("heuristic@-1")
 
 
+def test_zero_ply_may_be_spelled_out_for_every_bot():
+    from nardy_env.players import RandomPlayer
+
+    assert isinstance(load_player("random@0"), RandomPlayer)
+    assert type(load_player("race@0")) is type(load_player("race"))
+    for bot in ("random", "race", "heuristic"):
+        with pytest.raises(ValueError, match=f"{bot} .*does not search; drop '@2'"):
+            load_player(f"{bot}@2")
+
+
+def test_search_needs_at_least_one_candidate_past_the_filter():
+    from agents.search import SearchPlayer
+
+    with pytest.raises(ValueError, match="filter_k must be 1 or more"):
+        SearchPlayer(evaluator=None, ply=1, filter_k=0)  # type: ignore[arg-type]
+
+
 def test_three_ply_and_deeper_warn_about_their_cost():
     from agents.search import SearchPlayer
 

@@ -42,7 +42,11 @@ def test_unknown_keys_are_named(tmp_path):
     ("rules: 5\n", "rules: a mapping"),
     ("eval_opponents: random\n", "eval_opponents: a list"),  # not ['r', 'a', 'n', ...]
     ("eval_opponents: [gnubg]\n", "unknown \\['gnubg'\\]"),
-    ("seed: -1\n", "seed: 0 or more"),
+    ("seed: -1\n", "seed: a whole number from 0"),
+    ("seed: 18446744073709551616\n", "seed: a whole number from 0 to 2\\*\\*64 - 1"),  # torch.manual_seed's limit
+    ("lr: .inf\n", "lr: a positive learning rate"),
+    ("eval_opponents: [race@1]\n", "bots do not search"),  # not at the first evaluation, hours in
+    ("eval_opponents: [random@-1]\n", "eval_opponents: 'random@-1': the search depth"),
     ("lr_final: 0\n", "lr_final: a positive learning rate"),
     ("log_every_seconds: -1\n", "log_every_seconds"),
 ])
@@ -51,6 +55,15 @@ def test_bad_values_give_clear_errors(tmp_path, text, match):
     path.write_text(text)
     with pytest.raises(ConfigError, match=match):
         load_config(path)
+
+
+def test_an_eval_opponent_that_cannot_be_loaded_stops_the_run_before_it_starts(tmp_path):
+    from train.trainer import Trainer, TrainError
+
+    config = load_config(CONFIGS / "smoke.yaml", eval_opponents=["random@0", "runs/no-such-run"])
+    with pytest.raises(TrainError, match="eval_opponents: runs/no-such-run: no player named"):
+        Trainer(config, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
 
 
 def test_eval_opponents_may_search_or_be_paths():

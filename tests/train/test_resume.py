@@ -70,6 +70,26 @@ def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
         Trainer(before.config, run, resume=True, progress=False)
 
 
+def test_a_checkpoint_with_damaged_training_state_falls_back_to_a_good_copy(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)
+    payload = torch.load(run / "checkpoint.pt", weights_only=True)
+    del payload["trainer"]["rng"]
+    torch.save(payload, run / "checkpoint.pt")
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint-000000768.pt" and after.games == 768
+    assert any("checkpoint.pt: its training state is damaged (KeyError" in note for note in after.skipped)
+
+
+def test_keep_checkpoints_0_keeps_only_the_latest_also_of_earlier_sessions(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)
+    assert len(list(run.glob("checkpoint-*.pt"))) == 3
+    again = Trainer(resume_with_changes(before.config, {"keep_checkpoints": 0}), run, resume=True, progress=False)
+    again.save()
+    assert [p.name for p in run.iterdir() if p.name.startswith("checkpoint")] == ["checkpoint.pt"]
+
+
 def test_eval_log_is_rewritten_from_the_checkpoint_on_resume(tmp_path):
     run = tmp_path / "run"
     trainer = _trained(run, steps=1)

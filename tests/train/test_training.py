@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from agents.td import load_checkpoint
 from train.config import load_config
@@ -149,3 +150,56 @@ def test_ctrl_c_saves_a_checkpoint_and_stops_cleanly(tmp_path, ray_cluster):
     assert "checkpoint saved" in out and f"--resume {run}" in out
     games = load_checkpoint(run)[1]["training"]["games"]
     assert 0 < games < 100_000
+
+
+def test_one_actor_resumes_bit_for_bit_replaying_the_task_in_flight(tmp_path, ray_cluster):
+    """A run stopped at a checkpoint and resumed learns exactly what one run straight through
+    learns: the task in flight at the checkpoint (its seed and exploration rate) is played again."""
+    settings = dict(actors=1, games_per_task=32, eval_every_games=0, final_eval_games=0,
+                    checkpoint_every_games=64, batch_size=64, log_every_seconds=1e9,
+                    epsilon=0.2, epsilon_final=0.0)  # exploration decays: the task's own rate must come back
+    straight = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "a",
+                       progress=False, address=ray_cluster)
+    straight.train()
+    first = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "b",
+                    progress=False, address=ray_cluster)
+    first.train(max_seconds=0)  # nothing played: the actor's first task is in flight at the save
+    assert first.games == 0
+    saved = load_checkpoint(tmp_path / "b")[1]["trainer"]
+    assert saved["pending_tasks"] == [[0, 0.2]] and saved["tasks_submitted"] == 1
+    # A stop in the middle: let a second session play 64 games and stop at that checkpoint.
+    middle = Trainer(first.config, tmp_path / "b", resume=True, progress=False, address=ray_cluster)
+    original = middle.save
+
+    def save_then_stop() -> object:
+        path = original()
+        if middle.games >= 64:
+            middle.interrupted = True  # the loop saves once more and stops, as Ctrl-C does
+        return path
+
+    middle.save = save_then_stop  # type: ignore[method-assign]
+    middle.train()
+    (index, rate), = load_checkpoint(tmp_path / "b")[1]["trainer"]["pending_tasks"]
+    assert middle.games == 64 and index == 2 and 0.0 < rate < 0.2
+    resumed = Trainer(first.config, tmp_path / "b", resume=True, progress=False, address=ray_cluster)
+    resumed.train()
+    assert resumed.games == straight.games == 128 and resumed.updates == straight.updates
+    for key, value in straight.network.state_dict().items():
+        assert torch.equal(value, resumed.network.state_dict()[key]), key
+
+
+def test_an_error_between_steps_keeps_the_games_learned_since_the_last_checkpoint(tmp_path, ray_cluster):
+    config = load_config(ROOT / "configs/smoke.yaml", total_games=256, actors=1, eval_every_games=128,
+                         final_eval_games=0, checkpoint_every_games=1024)
+    trainer = Trainer(config, tmp_path / "run", progress=False, address=ray_cluster)
+
+    def broken_evaluation(games: int, final: bool = False) -> None:
+        raise RuntimeError("evaluation failed")
+
+    trainer.evaluate = broken_evaluation  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="evaluation failed"):
+        trainer.train()
+    payload = load_checkpoint(tmp_path / "run")[1]
+    assert payload["training"]["games"] == trainer.games >= 128  # saved although no checkpoint was due
+    resumed = Trainer(config, tmp_path / "run", resume=True, progress=False)
+    assert resumed.games == trainer.games and not resumed.skipped
