@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["segment_argmax", "segment_max"]
+__all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max"]
+
+OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
+"""Names of a network's four outcome probabilities, in output order, from the view of the
+side that has just moved."""
+EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
+"""Points of each outcome: equity = sum(outcomes * EQUITY_WEIGHTS) (cubeless points)."""
 
 
 def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -32,6 +38,7 @@ def segment_argmax(values: np.ndarray, offsets: np.ndarray, tie_rank: np.ndarray
     # The first True per segment: its flat position minus the segment start.
     flat = np.flatnonzero(is_best)
     first = np.full(counts.shape[0], -1, dtype=np.int64)
-    # Write in reverse so the earliest flat index of each segment wins.
-    first[seg[flat[::-1]]] = flat[::-1]
+    # flat is ascending, so np.unique's first occurrence of each segment is its earliest best.
+    segments, at = np.unique(seg[flat], return_index=True)
+    first[segments] = flat[at]
     return first - offsets[:-1]

@@ -27,12 +27,10 @@ from torch import nn
 
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
 
+from .common import EQUITY_WEIGHTS, OUTCOMES
+
 __all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS", "known_outcomes"]
 
-OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
-"""Names of the four outcome probabilities, in output order."""
-EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
-"""Points of each outcome: equity = outcomes @ EQUITY_WEIGHTS."""
 
 _POINTS = 24
 _NEVER_CERTAIN = 1.0 - 2.0**-20
@@ -149,8 +147,9 @@ class TDNetwork(nn.Module):
         return known_outcomes(raw, torch.softmax(self.logits(raw), dim=-1))
 
     def equity(self, outcomes: torch.Tensor) -> torch.Tensor:
-        """Cubeless equity of outcome probabilities."""
-        return outcomes @ self.equity_weights
+        """Cubeless equity of outcome probabilities (the exported graph computes it by this
+        same formula, so the torch and ONNX players agree)."""
+        return (outcomes * self.equity_weights).sum(dim=-1)
 
     def shape(self) -> dict:
         """What is needed to rebuild this network."""

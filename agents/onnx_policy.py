@@ -13,6 +13,7 @@ with an exported policy (``nardy hint --policy DIR``, ``nardy eval DIR ...``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 from nardy_env import Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 
-from .files import file_sha256
+from .common import EQUITY_WEIGHTS, OUTCOMES
 from .search import SearchPlayer, rules_to_play
 
 __all__ = [
@@ -37,10 +38,8 @@ ONNX_FILE = "policy.onnx"
 JSON_FILE = "policy.json"
 INPUT_NAME = "positions"
 OUTPUT_NAMES = ("outcomes", "equity")
-OUTCOME_NAMES = ("win", "win_mars", "lose", "lose_mars")
+OUTCOME_NAMES = OUTCOMES
 """Columns of ``outcomes``, from the view of the side that has just moved."""
-EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
-"""``equity = outcomes @ EQUITY_WEIGHTS`` (cubeless points)."""
 KNOWN_FEATURES_VERSIONS = (FEATURES_VERSION,)
 """Feature encodings this code knows; a policy recording another one is refused."""
 METADATA_KEYS = {"format": "nardy.format", "features_version": "nardy.features_version"}
@@ -210,8 +209,8 @@ class OnnxEvaluator:
     process per CPU, and search batches are small).
     """
 
-    def __init__(self, model: str | Path | bytes, threads: int = 1) -> None:
-        where = "the model" if isinstance(model, bytes) else str(model)
+    def __init__(self, model: str | Path | bytes, threads: int = 1, where: str | None = None) -> None:
+        where = where or ("the model" if isinstance(model, bytes) else str(model))
         if not isinstance(model, bytes):
             try:
                 model = Path(model).read_bytes()
@@ -260,10 +259,14 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
     info = read_policy_json(folder)
     onnx_path = folder / ONNX_FILE
     recorded = info.get("onnx", {}).get("sha256") if isinstance(info.get("onnx"), dict) else None
-    if recorded is not None and recorded != file_sha256(onnx_path):
+    try:
+        model = onnx_path.read_bytes()  # hashed and run from the same bytes, whatever happens to the file
+    except OSError as exc:
+        raise PolicyError(f"cannot read {onnx_path}: {exc.strerror or exc}") from None
+    if recorded is not None and recorded != hashlib.sha256(model).hexdigest():
         raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: its SHA-256 differs from the "
                           "one recorded at export (the two files come from different exports)")
-    evaluator = OnnxEvaluator(onnx_path, threads=threads)
+    evaluator = OnnxEvaluator(model, threads=threads, where=str(onnx_path))
     meta = evaluator.metadata
     for key, meta_key in METADATA_KEYS.items():
         if meta_key in meta and meta[meta_key] != info[key]:

@@ -28,11 +28,11 @@ from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
 from nardy_env.rules import DEFAULT_RULES
 
-from .common import segment_argmax, segment_max
+from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
 
 __all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "rules_to_play"]
 
-EQUITY = np.array([1.0, 2.0, -1.0, -2.0])
+EQUITY = np.array(EQUITY_WEIGHTS)
 """Points of [win, win mars, lose, lose mars]."""
 
 
@@ -74,6 +74,8 @@ class SearchPlayer:
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if ply < 0:
             raise ValueError(f"ply must be 0 or more, got {ply}")
+        if filter_k < 1:
+            raise ValueError(f"filter_k must be 1 or more (the candidates searched beyond 0-ply), got {filter_k}")
         if ply >= 3:
             warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
                           f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "

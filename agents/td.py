@@ -45,7 +45,7 @@ class TorchEvaluator:
             return self.network(torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))).numpy()
 
     def equity(self, raw: np.ndarray) -> np.ndarray:
-        """float32 ``[N]`` equities, computed as the exported graph computes them."""
+        """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``)."""
         with torch.inference_mode():
             x = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))
             return self.network.equity(self.network(x)).numpy()

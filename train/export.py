@@ -39,6 +39,7 @@ from agents.onnx_policy import (
     OUTPUT_NAMES,
     POLICY_FORMAT,
     OnnxEvaluator,
+    PolicyError,
     contract_input,
     contract_outputs,
     load_policy,
@@ -122,12 +123,10 @@ def _policy_module(network):
         def __init__(self, net) -> None:
             super().__init__()
             self.net = net
-            self.register_buffer("weights", torch.tensor(EQUITY_WEIGHTS, dtype=torch.float32),
-                                 persistent=False)
 
         def forward(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             outcomes = self.net(positions)
-            return outcomes, (outcomes * self.weights).sum(dim=-1)
+            return outcomes, self.net.equity(outcomes)
 
     return Policy(network).eval()
 
@@ -327,7 +326,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         _write_atomic(out / JSON_FILE, (json.dumps(policy, indent=2) + "\n").encode("utf-8"))
     except OSError as exc:
         raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
-    load_policy(out)  # what was written reads back under the loader's checks
+    try:
+        load_policy(out)  # what was written reads back under the loader's checks
+    except PolicyError as exc:
+        raise ExportError(f"the export written to {out} does not read back: {exc}") from None
     return policy
 
 

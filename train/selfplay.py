@@ -31,7 +31,6 @@ from nardy_env import Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.encoding import raw_positions
 from nardy_env.game import opening_roll, roll_dice
-from nardy_env.rules import DEFAULT_RULES
 
 __all__ = ["SWAP", "lambda_returns", "outcome_one_hot", "SelfPlayWorker"]
 
@@ -103,7 +102,7 @@ class SelfPlayWorker:
         if weights is not None:
             self.set_weights(weights)
         rng = np.random.default_rng(seed)
-        rules: Rules = self.rules if isinstance(self.rules, Rules) else DEFAULT_RULES
+        rules = self.rules
         states = initial_states(games)
         _, dice = opening_roll(rng, games, rules)
         ply = np.zeros(games, dtype=np.int64)
