@@ -439,6 +439,19 @@ def test_cmd_export_reports_success_and_failure(checkpoint, tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["verification"]["positions"] == 64
 
 
+def test_an_export_that_does_not_read_back_is_reported_not_raised(checkpoint, tmp_path, capsys, monkeypatch):
+    import train.export
+
+    def unreadable(path, threads=1):
+        raise PolicyError(f"{path}: cannot be read back")
+
+    monkeypatch.setattr(train.export, "load_policy", unreadable)
+    out = tmp_path / "out"
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--exporter", "torchscript",
+                                   "--positions", "64")) == 1
+    assert f"nardy export: the export written to {out} does not read back" in capsys.readouterr().err
+
+
 def test_export_parser_needs_an_output_folder():
     with pytest.raises(SystemExit):
         _export_args("some/run")
