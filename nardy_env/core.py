@@ -27,6 +27,7 @@ is no hidden RNG and no I/O. The inner loops are compiled with numba.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -635,8 +636,40 @@ def _check_dice(dice: np.ndarray, batch: int) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-_POOL: ThreadPoolExecutor | None = None
 _MIN_CHUNK = 256  # below this many positions a thread costs more than it saves
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+
+
+def _forget_pool() -> None:
+    # A forked child inherits the pool object but not its threads: work sent to it would wait forever.
+    global _POOL, _POOL_SIZE
+    _POOL, _POOL_SIZE = None, 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def split_over_threads(batch: int, threads: int, part: Callable[[int, int], Afterstates]) -> Afterstates:
+    """``part(lo, hi) -> Afterstates`` of rows ``lo:hi``, run on ``threads`` slices of ``batch``
+    rows by a process-wide thread pool (numba releases the GIL), joined in row order."""
+    global _POOL, _POOL_SIZE
+    if threads <= 1:
+        return part(0, batch)
+    if _POOL is None or _POOL_SIZE < threads:
+        _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nardy-movegen"), threads
+    bounds = np.linspace(0, batch, threads + 1).astype(np.int64)
+    parts = list(_POOL.map(lambda k: part(int(bounds[k]), int(bounds[k + 1])), range(threads)))
+    offsets = [parts[0].offsets]
+    for p in parts[1:]:
+        offsets.append(p.offsets[1:] + offsets[-1][-1])
+    return Afterstates(
+        np.concatenate([p.states for p in parts]),
+        np.concatenate([p.moves for p in parts]),
+        np.concatenate([p.num_moves for p in parts]),
+        np.concatenate(offsets),
+    )
 
 
 def available_cpus() -> int:
@@ -739,23 +772,8 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
         threads = available_cpus()
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))
 
-    def part(lo: int, hi: int):
-        return _generate(states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi],
-                         head_limit[lo:hi], rules.block_home, max(64, 16 * (hi - lo)))
+    def part(lo: int, hi: int) -> Afterstates:
+        return Afterstates(*_generate(states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi],
+                                      head_limit[lo:hi], rules.block_home, max(64, 16 * (hi - lo))))
 
-    if threads == 1:
-        return Afterstates(*part(0, batch))
-    global _POOL
-    if _POOL is None or _POOL._max_workers < threads:
-        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nardy-movegen")
-    bounds = np.linspace(0, batch, threads + 1).astype(np.int64)
-    parts = list(_POOL.map(lambda k: part(int(bounds[k]), int(bounds[k + 1])), range(threads)))
-    offsets = [parts[0][3]]
-    for p in parts[1:]:
-        offsets.append(p[3][1:] + offsets[-1][-1])
-    return Afterstates(
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-        np.concatenate(offsets),
-    )
+    return split_over_threads(batch, threads, part)

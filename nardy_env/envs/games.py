@@ -19,7 +19,6 @@ the start of each game. A bot opponent draws from one separate generator.
 from __future__ import annotations
 
 import operator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -37,6 +36,7 @@ from ..core import (
     initial_states,
     legal_afterstates,
     outcome,
+    split_over_threads,
 )
 from ..encoding import NUM_FEATURES, RAW_SIZE, features, raw_positions
 from ..game import opening_roll, roll_dice
@@ -178,7 +178,6 @@ def _prefix_masks() -> np.ndarray:
     return _PREFIX_MASKS
 
 
-_POOL: ThreadPoolExecutor | None = None
 _SPLIT_MIN = 64  # positions per thread below which one thread is faster
 
 
@@ -190,26 +189,8 @@ def _afterstates(states: np.ndarray, dice: np.ndarray, rules: Rules) -> Aftersta
     """
     n = states.shape[0]
     threads = min(available_cpus(), n // _SPLIT_MIN)
-    if threads <= 1:
-        return legal_afterstates(states, dice, rules, validate=False, threads=1)
-    global _POOL
-    if _POOL is None or _POOL._max_workers < threads:
-        _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="nardy-env")
-    bounds = np.linspace(0, n, threads + 1).astype(np.int64)
-    parts = list(_POOL.map(
-        lambda k: legal_afterstates(states[bounds[k]:bounds[k + 1]], dice[bounds[k]:bounds[k + 1]],
-                                    rules, validate=False, threads=1),
-        range(threads),
-    ))
-    offsets = [parts[0].offsets]
-    for p in parts[1:]:
-        offsets.append(p.offsets[1:] + offsets[-1][-1])
-    return Afterstates(
-        np.concatenate([p.states for p in parts]),
-        np.concatenate([p.moves for p in parts]),
-        np.concatenate([p.num_moves for p in parts]),
-        np.concatenate(offsets),
-    )
+    return split_over_threads(n, threads, lambda lo, hi: legal_afterstates(
+        states[lo:hi], dice[lo:hi], rules, validate=False, threads=1))
 
 
 def _placeholders(states: np.ndarray) -> Afterstates:

@@ -261,3 +261,34 @@ def test_reset_options_start_sub_envs_from_given_positions():
                        ({"position": start, "dice": [[1, 2]]}, "3 pairs")):
         with pytest.raises(ValueError, match=words):
             envs.reset(options=bad)
+
+
+def _step_in_a_forked_child(queue) -> None:
+    from nardy_env import initial_states, legal_afterstates
+
+    legal_afterstates(initial_states(1024), np.tile([[6, 5]], (1024, 1)))
+    envs = gym.make_vec("LongNardy-v0", num_envs=256, vectorization_mode="vector_entry_point")
+    envs.reset(seed=1)
+    envs.step(np.zeros(256, dtype=np.int64))
+    queue.put("ok")
+
+
+def test_a_forked_process_can_use_the_batched_core_and_the_vector_env():
+    """The core's thread pool does not survive a fork: a child that used the parent's would hang."""
+    import multiprocessing
+
+    from nardy_env import initial_states, legal_afterstates
+
+    legal_afterstates(initial_states(1024), np.tile([[6, 5]], (1024, 1)), threads=2)  # the parent's pool
+    envs = gym.make_vec("LongNardy-v0", num_envs=256, vectorization_mode="vector_entry_point")
+    envs.reset(seed=1)
+    envs.step(np.zeros(256, dtype=np.int64))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_step_in_a_forked_child, args=(queue,))
+    child.start()
+    child.join(120)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child hung in the batched core")
+    assert child.exitcode == 0 and queue.get(timeout=5) == "ok"
