@@ -60,8 +60,18 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
 
     def reset(self, **kwargs: Any):
         obs, info = self.env.reset(**kwargs)
-        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        self._take_mask(info)
         return obs, info
+
+    def _take_mask(self, info: dict[str, Any]) -> None:
+        mask = np.asarray(info["action_mask"], dtype=bool)
+        present = info.get("_action_mask")
+        if self._mask is not None and present is not None and not np.all(present):
+            # Gymnasium's sync and async envs fill the rows of sub-envs that returned no info
+            # (the ones a partial reset left alone) with zeros: those keep their mask.
+            present = np.asarray(present, dtype=bool)
+            mask = np.where(present[:, None], mask, self._mask)
+        self._mask = mask
 
     def action_masks(self) -> np.ndarray:
         """Every action of every sub-env is legal through this wrapper."""
@@ -77,5 +87,5 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
         # The column where the running count of legal actions first exceeds the rank.
         chosen = np.argmax(np.cumsum(self._mask, axis=1) > rank[:, None], axis=1)
         obs, reward, terminated, truncated, info = self.env.step(chosen.astype(np.int64))
-        self._mask = np.asarray(info["action_mask"], dtype=bool)
+        self._take_mask(info)
         return obs, reward, terminated, truncated, info

@@ -108,6 +108,20 @@ def test_vector_any_action_legal_finishes_games_with_any_actions(action_mode):
     assert finished > 0
 
 
+def test_vector_any_action_legal_keeps_the_masks_a_partial_reset_of_a_sync_env_leaves_out():
+    """Gymnasium's sync env returns zero mask rows for sub-envs a partial reset did not restart."""
+    env = VectorAnyActionLegal(gym.make_vec("LongNardy-v0", num_envs=4, vectorization_mode="sync",
+                                            action_mode="checker"))
+    env.reset(seed=0)
+    rng = np.random.default_rng(3)
+    for step in range(40):
+        env.step(rng.integers(0, 10**6, 4))
+        if step % 5 == 4:
+            _, info = env.reset(options={"reset_mask": np.array([True, False, step % 2 == 0, False])})
+            assert not info["action_mask"][1].any()  # what Gymnasium gives: the wrapper must not use it
+            assert env._mask is not None and env._mask.any(axis=1).all()
+
+
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_vector_any_action_legal_plays_exactly_the_expected_action(action_mode):
     plain = make_vec(4, action_mode=action_mode)
