@@ -353,13 +353,14 @@ def _cmd_hint(args: argparse.Namespace) -> int:
 
         def answer(line: str) -> dict:
             out = moves_record(line, rules)
-            out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)
+            out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)[:args.top]
             return out
 
         return _jsonl(answer)
     ranked = _for_people(args, "hint", lambda: rank_plays(player, args.position, args.dice, rules))
     if ranked is None:
         return 2
+    top = 10 if args.top is None else args.top
     print()
     print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
@@ -373,15 +374,15 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     else:
         print(f"  (score: {player.name}'s own preference, higher is better; not points)")
     print(header)
-    for n, e in enumerate(ranked[: args.top], 1):
+    for n, e in enumerate(ranked[:top], 1):
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "
         if has_outcomes:
             win, win_mars, lose, lose_mars = e["outcomes"]
             cols += (f"{win + win_mars:5.3f} {win_mars:9.3f}  {lose + lose_mars:5.3f} {lose_mars:10.3f}  "
                      f"{e['ply']:>3}  ")
         print(cols + format_move_sequence(e["moves"]))
-    if len(ranked) > args.top:
-        print(f"  ... {len(ranked) - args.top} more (--top N shows more)")
+    if len(ranked) > top:
+        print(f"  ... {len(ranked) - top} more (--top N shows more)")
     return 0
 
 
@@ -612,7 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--player", help=player_help + " (default: the shipped player, else heuristic)")
     hint.add_argument("--policy", metavar="DIR", help="an exported policy folder (same as --player DIR)")
     hint.add_argument("--ply", type=_PLY, default=None, help="search depth (0 = the network alone)")
-    hint.add_argument("--top", type=_COUNT, default=10, help="plays to show (default 10)")
+    hint.add_argument("--top", type=_COUNT, default=None,
+                      help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (FORMATS.md)")
     hint.add_argument("--rules", help="rule variants as JSON")
     hint.set_defaults(func=_cmd_hint)

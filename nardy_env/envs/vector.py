@@ -152,7 +152,9 @@ class LongNardyVectorEnv(VectorEnv):
     ``num_envs``, then those of ``LongNardyEnv``; with an opponent, one
     generator drives the bot of all sub-envs, so a random bot's choices differ
     from those of N single envs. ``max_episode_steps``: truncate a game after
-    that many steps (None: never).
+    that many steps (None: never). ``autoreset_mode``: only
+    ``AutoresetMode.NEXT_STEP`` (any other is refused; Gymnasium's ``sync``
+    vector env over ``LongNardy-v0`` offers the others).
 
     ## Version History
 
@@ -175,7 +177,13 @@ class LongNardyVectorEnv(VectorEnv):
         rules: Rules | dict | None = None,
         render_mode: str | None = None,
         max_episode_steps: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
     ):
+        if autoreset_mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.NEXT_STEP.value):
+            raise ValueError(f"the native vector env resets finished games in next-step mode only "
+                             f"(AutoresetMode.NEXT_STEP), got {autoreset_mode!r}; for another mode use "
+                             "gymnasium.make_vec(..., vectorization_mode='sync', "
+                             "vector_kwargs={'autoreset_mode': ...})")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be an integer of at least 1, got {num_envs!r}")
         if max_episode_steps is not None and (isinstance(max_episode_steps, bool)

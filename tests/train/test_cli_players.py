@@ -89,6 +89,14 @@ def test_hint_jsonl_ranks_every_result():
     assert equities == sorted(equities, reverse=True)
 
 
+def test_hint_jsonl_top_cuts_the_ranking_only_when_given():
+    line = json.dumps({"position": "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b", "dice": [6, 2]})
+    every = json.loads(run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\n").stdout)
+    assert len(every["ranked"]) == len(every["results"]) == 3
+    top = json.loads(run("hint", "--jsonl", "--player", "heuristic", "--top", "2", stdin=line + "\n").stdout)
+    assert top["ranked"] == every["ranked"][:2]  # --top, when given, cuts the list for programs too
+
+
 def test_hint_for_people_shows_a_ranked_table():
     out = run("hint", START_NPN, "6", "5", "--player", "race")
     assert out.returncode == 0, out.stderr
