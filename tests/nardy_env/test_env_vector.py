@@ -292,3 +292,12 @@ def test_a_forked_process_can_use_the_batched_core_and_the_vector_env():
         child.kill()
         pytest.fail("the forked child hung in the batched core")
     assert child.exitcode == 0 and queue.get(timeout=5) == "ok"
+
+
+def test_only_next_step_autoreset_is_offered_and_another_mode_is_refused_by_name():
+    envs = gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                        autoreset_mode=AutoresetMode.NEXT_STEP)
+    assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    with pytest.raises(ValueError, match="next-step mode only .*vectorization_mode='sync'"):
+        gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                     autoreset_mode=AutoresetMode.SAME_STEP)
