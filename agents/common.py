@@ -33,12 +33,9 @@ def segment_argmax(values: np.ndarray, offsets: np.ndarray, tie_rank: np.ndarray
         return order[offsets[:-1]] - offsets[:-1]
     counts = np.diff(offsets)
     best = np.repeat(segment_max(values, offsets), counts)
-    seg = np.repeat(np.arange(counts.shape[0]), counts)
     is_best = values >= best
     # The first True per segment: its flat position minus the segment start.
     flat = np.flatnonzero(is_best)
-    first = np.full(counts.shape[0], -1, dtype=np.int64)
-    # flat is ascending, so np.unique's first occurrence of each segment is its earliest best.
-    segments, at = np.unique(seg[flat], return_index=True)
-    first[segments] = flat[at]
-    return first - offsets[:-1]
+    # flat is ascending and every segment holds its maximum: the first flat index at or after
+    # a segment's start is its earliest best.
+    return flat[np.searchsorted(flat, offsets[:-1])] - offsets[:-1]

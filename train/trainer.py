@@ -284,21 +284,32 @@ class Trainer:
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
             raise CheckpointError(f"its network does not fit this run's configuration: {exc}") from None
+        def count(key: str, default: int | None = None) -> int:
+            value = state[key] if default is None else state.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{key} is {value!r}, not a count")
+            return value
+
         try:
-            self.games, self.samples, self.updates = state["games"], state["samples"], state["updates"]
-            self.tasks_submitted = state["tasks_submitted"]
+            self.games, self.samples, self.updates = count("games"), count("samples"), count("updates")
+            self.tasks_submitted = count("tasks_submitted")
             self._tasks_to_redo = [[int(i), float(e)] for i, e in state.get("pending_tasks", [])]
-            self.actor_restarts = state.get("actor_restarts", 0)
+            self.actor_restarts = count("actor_restarts", 0)
             self.eval_history = list(state.get("eval_history", []))
+            if not all(isinstance(r, dict) and isinstance(r.get("games_trained"), int) for r in self.eval_history):
+                raise ValueError("eval_history holds records without games_trained")
             self.rng.bit_generator.state = state["rng"]
             torch.set_rng_state(state["torch_rng"])
-            self.selfplay_seconds = state.get("selfplay_seconds", 0.0)
+            self.selfplay_seconds = float(state.get("selfplay_seconds", 0.0))
+            # Checkpoints written before schedules were recorded decayed from the start.
+            self.schedule = dict(state.get("schedule") or {
+                "games": 0, "total_games": own.get("total_games", self.config.total_games),
+                "lr": own.get("lr", self.config.lr), "epsilon": own.get("epsilon", self.config.epsilon)})
+            if set(self.schedule) != {"games", "total_games", "lr", "epsilon"} or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in self.schedule.values()):
+                raise ValueError(f"schedule is {self.schedule!r}")
         except (KeyError, ValueError, TypeError, RuntimeError) as exc:
             raise CheckpointError(f"its training state is damaged ({type(exc).__name__}: {exc})") from None
-        # Checkpoints written before schedules were recorded decayed from the start.
-        self.schedule = dict(state.get("schedule") or {
-            "games": 0, "total_games": own.get("total_games", self.config.total_games),
-            "lr": own.get("lr", self.config.lr), "epsilon": own.get("epsilon", self.config.epsilon)})
         if self.schedule["total_games"] != self.config.total_games:
             if self.config.total_games < self.games:
                 raise TrainError(f"total_games={self.config.total_games} is below the {self.games} games "
@@ -454,6 +465,16 @@ class Trainer:
             self._writer.flush()
         return record
 
+    def next_evaluation(self) -> int | None:
+        """Games at which the next periodic evaluation is due: the first multiple of
+        ``eval_every_games`` after the last one made (so one that failed, or that a resume
+        with another cadence passed over, is made at the next step); None without any."""
+        every = self.config.eval_every_games
+        if not every:
+            return None
+        made = max((r["games_trained"] for r in self.eval_history if not r.get("final")), default=0)
+        return (made // every + 1) * every
+
     @property
     def finished(self) -> bool:
         """All ``total_games`` played."""
@@ -489,11 +510,12 @@ class Trainer:
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
         return actor_cls.remote(self.config.hidden, self.config.rules)
 
-    def _submit(self, slot: int, weights_ref: Any, task: list[Any] | None = None) -> None:
-        """Give actor ``slot`` a task: ``task`` again, one left in flight by the checkpoint, or a new one."""
-        if task is None and self._tasks_to_redo:
+    def _submit(self, slot: int, weights_ref: Any) -> None:
+        """Give actor ``slot`` a task: one to play again (left in flight by a checkpoint or a dead
+        actor), else a new one."""
+        if self._tasks_to_redo:
             task = self._tasks_to_redo.pop(0)
-        if task is None:
+        else:
             task = [self.tasks_submitted, self.epsilon()]
             self.tasks_submitted += 1
         index, epsilon = task
@@ -546,7 +568,7 @@ class Trainer:
             bar = tqdm(total=c.total_games, initial=self.games, unit="game", desc=f"train {c.name}",
                        dynamic_ncols=True,
                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]")
-        next_eval = (self.games // c.eval_every_games + 1) * c.eval_every_games if c.eval_every_games else None
+        next_eval = self.next_evaluation()
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
         window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
                   "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10)), "ecal": np.zeros((3, 10))}
@@ -577,7 +599,12 @@ class Trainer:
                 slot, weights_ref, task = self._pending.pop(ref)
                 try:
                     out = ray.get(ref)
-                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
+                except BaseException as exc:
+                    # Whatever became of it, the task is played again: by a replacement actor
+                    # at once, or after a resume (from the checkpoint saved below).
+                    self._tasks_to_redo = sorted([*self._tasks_to_redo, task])
+                    if not isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.WorkerCrashedError):
+                        raise
                     self.actor_restarts += 1
                     message = f"actor {slot} died ({type(exc).__name__}); starting a replacement"
                     if bar is not None:
@@ -585,7 +612,7 @@ class Trainer:
                     else:
                         print(message, file=sys.stderr, flush=True)
                     self._actors[slot] = self._new_actor()
-                    self._submit(slot, weights_ref, task)  # the same games, played by the new actor
+                    self._submit(slot, weights_ref)
                     continue
                 t_learn = time.perf_counter()
                 updating = True  # until the counters agree with the network again
@@ -645,7 +672,9 @@ class Trainer:
                 signal.signal(sig, handler)
             if bar is not None:
                 bar.close()
-            self._pending.clear()  # killing the actors below drops their tasks
+            # Killing the actors below drops their tasks: they are played again by a later train().
+            self._tasks_to_redo = sorted([*self._tasks_to_redo, *(t for _, _, t in self._pending.values())])
+            self._pending.clear()
             for actor in self._actors:
                 ray.kill(actor, no_restart=True)
             self._actors = []

@@ -266,7 +266,7 @@ def test_reset_options_start_sub_envs_from_given_positions():
 def _step_in_a_forked_child(queue) -> None:
     from nardy_env import initial_states, legal_afterstates
 
-    legal_afterstates(initial_states(1024), np.tile([[6, 5]], (1024, 1)))
+    legal_afterstates(initial_states(1024), np.tile([[6, 5]], (1024, 1)), threads=2)  # even on one CPU
     envs = gym.make_vec("LongNardy-v0", num_envs=256, vectorization_mode="vector_entry_point")
     envs.reset(seed=1)
     envs.step(np.zeros(256, dtype=np.int64))

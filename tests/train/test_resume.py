@@ -81,6 +81,22 @@ def test_a_checkpoint_with_damaged_training_state_falls_back_to_a_good_copy(tmp_
     assert any("checkpoint.pt: its training state is damaged (KeyError" in note for note in after.skipped)
 
 
+@pytest.mark.parametrize("damage", [
+    {"schedule": {"games": 0}},  # a key missing
+    {"games": "768"},  # a count of the wrong kind
+    {"eval_history": [{"opponent": "race"}]},
+])
+def test_damaged_counters_schedule_or_history_fall_back_too(tmp_path, damage):
+    run = tmp_path / "run"
+    before = _trained(run)
+    payload = torch.load(run / "checkpoint.pt", weights_only=True)
+    payload["trainer"].update(damage)
+    torch.save(payload, run / "checkpoint.pt")
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint-000000768.pt" and after.games == 768
+    assert any("its training state is damaged" in note for note in after.skipped)
+
+
 def test_keep_checkpoints_0_keeps_only_the_latest_also_of_earlier_sessions(tmp_path):
     run = tmp_path / "run"
     before = _trained(run)

@@ -127,6 +127,9 @@ def test_training_goes_on_when_an_actor_dies(tmp_path, ray_cluster):
     stats = trainer.train()
     assert trainer.actor_restarts >= 1
     assert stats["games"] >= 384
+    # The dead actor's task was played by its replacement: every task submitted came back
+    # (games_per_task each) or is left to play again, none was dropped.
+    assert trainer.tasks_submitted == trainer.games // 64 + len(trainer._tasks_to_redo)
     assert load_checkpoint(tmp_path / "actor")[1]["trainer"]["actor_restarts"] >= 1
 
 
@@ -165,6 +168,7 @@ def test_one_actor_resumes_bit_for_bit_replaying_the_task_in_flight(tmp_path, ra
                     progress=False, address=ray_cluster)
     first.train(max_seconds=0)  # nothing played: the actor's first task is in flight at the save
     assert first.games == 0
+    first.save()  # a save after train() (as finish() makes) still holds the task
     saved = load_checkpoint(tmp_path / "b")[1]["trainer"]
     assert saved["pending_tasks"] == [[0, 0.2]] and saved["tasks_submitted"] == 1
     # A stop in the middle: let a second session play 64 games and stop at that checkpoint.
@@ -203,3 +207,18 @@ def test_an_error_between_steps_keeps_the_games_learned_since_the_last_checkpoin
     assert payload["training"]["games"] == trainer.games >= 128  # saved although no checkpoint was due
     resumed = Trainer(config, tmp_path / "run", resume=True, progress=False)
     assert resumed.games == trainer.games and not resumed.skipped
+    assert resumed.next_evaluation() == 128  # the evaluation that failed is made at the first step
+
+
+def test_an_error_inside_a_learning_step_saves_nothing_half_made(tmp_path, ray_cluster):
+    config = load_config(ROOT / "configs/smoke.yaml", total_games=256, actors=1, eval_every_games=0,
+                         final_eval_games=0, checkpoint_every_games=1024)
+    trainer = Trainer(config, tmp_path / "run", progress=False, address=ray_cluster)
+
+    def broken_learning(raw, targets) -> float:
+        raise RuntimeError("learning failed")
+
+    trainer.learn = broken_learning  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="learning failed"):
+        trainer.train()
+    assert not (tmp_path / "run" / "checkpoint.pt").exists()
