@@ -30,8 +30,16 @@ from typing import Any
 import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.utils import seeding
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+
+try:
+    from pettingzoo import AECEnv
+    from pettingzoo.utils import wrappers
+except ModuleNotFoundError as exc:
+    if exc.name != "pettingzoo":
+        raise
+    raise ModuleNotFoundError("nardy_env.pettingzoo_env needs PettingZoo, an optional extra: "
+                              "pip install 'nardy[pettingzoo]' (or pip install pettingzoo)",
+                              name="pettingzoo") from None
 
 from .core import MAX_RESULTS, flip
 from .encoding import features, raw_positions

@@ -316,7 +316,15 @@ def _hint_player(args: argparse.Namespace, rules):
 
     if args.policy and args.player:
         _usage_error(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
-    spec = args.policy or args.player or default_player_spec()
+    spec = args.policy or args.player
+    if not spec:
+        spec = default_player_spec()
+        if spec == "heuristic":  # an installed package without the repository's checkpoints/
+            from agents.registry import SHIPPED_PLAYER
+
+            print(f"nardy: no shipped player in this installation ({SHIPPED_PLAYER} comes with a clone of "
+                  "the repository): the heuristic bot plays instead; name a player to choose another",
+                  file=sys.stderr)
     base, ply = split_ply(spec)
     if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")

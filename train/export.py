@@ -44,6 +44,7 @@ from agents.onnx_policy import (
     contract_outputs,
     load_policy,
 )
+from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
@@ -231,6 +232,8 @@ def _checkpoint_path(player: str | Path) -> Path:
         raise ExportError(f"{text!r}: an export holds the network alone; drop '@{ply}' and choose the "
                           f"search depth when playing (DIR@{ply}, or --ply {ply})")
     path = Path(text)
+    if text == "default" and not path.exists():  # the shipped player, as everywhere else
+        path = SHIPPED_PLAYER
     if path.is_dir() and (path / ONNX_FILE).exists() and not (path / "checkpoint.pt").is_file():
         raise ExportError(f"{path} is already an exported policy; export from a run directory or checkpoint")
     if path.is_dir():

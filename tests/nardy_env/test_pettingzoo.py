@@ -61,3 +61,13 @@ def test_non_integer_actions_are_rejected_not_truncated():
     for bad in (0.7, "0", np.float64(0.9), True):
         with pytest.raises(IllegalActionError):
             aec.step(bad)
+
+
+def test_without_pettingzoo_the_import_names_the_extra(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pettingzoo", None)  # as if it were not installed
+    monkeypatch.delitem(sys.modules, "nardy_env.pettingzoo_env")
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'nardy\[pettingzoo\]'"):
+        importlib.import_module("nardy_env.pettingzoo_env")

@@ -278,3 +278,27 @@ def test_the_cli_plain_warning_format_does_not_outlive_the_command(capsys):
     before = warnings.showwarning
     assert main(["moves", START_NPN, "6", "5"]) == 0
     assert warnings.showwarning is before
+
+
+def test_without_the_shipped_player_hint_says_the_heuristic_bot_plays_instead(capsys, monkeypatch, tmp_path):
+    import train.hint
+    from train.cli import main
+
+    monkeypatch.setattr(train.hint, "SHIPPED_PLAYER", tmp_path / "nowhere")  # an installed package
+    assert main(["hint", START_NPN, "6", "5"]) == 0
+    out = capsys.readouterr()
+    assert "no shipped player in this installation" in out.err and "heuristic bot plays instead" in out.err
+    assert "heuristic's ranking" in out.out
+    assert main(["hint", START_NPN, "6", "5", "--player", "race"]) == 0
+    assert "no shipped player" not in capsys.readouterr().err  # only when none was named
+
+
+def test_export_takes_default_for_the_shipped_player_like_every_command(monkeypatch, tmp_path):
+    from agents.registry import SHIPPED_PLAYER
+    from train.export import ExportError, _checkpoint_path
+
+    monkeypatch.chdir(tmp_path)
+    assert _checkpoint_path("default") == SHIPPED_PLAYER / "checkpoint.pt"
+    (tmp_path / "default").mkdir()  # a folder of that name here comes first, as elsewhere
+    with pytest.raises(ExportError, match="default is a folder without checkpoint.pt"):
+        _checkpoint_path("default")
