@@ -577,6 +577,7 @@ class Trainer:
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         updating = False
+        deaths_in_a_row = 0
         # Ctrl-C or SIGTERM: finish the step in hand, save, stop. Ray's blocking
         # wait would not let a KeyboardInterrupt through, so poll a flag instead.
         self.interrupted = False
@@ -605,6 +606,9 @@ class Trainer:
                     self._tasks_to_redo = sorted([*self._tasks_to_redo, task])
                     if not isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.WorkerCrashedError):
                         raise
+                    deaths_in_a_row += 1
+                    if deaths_in_a_row > max(5, 2 * n_actors):  # none ever starts: replacing them is futile
+                        raise TrainError(_actors_keep_dying(deaths_in_a_row, exc)) from None
                     self.actor_restarts += 1
                     message = f"actor {slot} died ({type(exc).__name__}); starting a replacement"
                     if bar is not None:
@@ -614,6 +618,7 @@ class Trainer:
                     self._actors[slot] = self._new_actor()
                     self._submit(slot, weights_ref)
                     continue
+                deaths_in_a_row = 0
                 t_learn = time.perf_counter()
                 updating = True  # until the counters agree with the network again
                 loss = self.learn(out["raw"], out["targets"])
@@ -798,6 +803,17 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
         return TrainConfig.from_dict({**current, **changes}, where="--set")
     except ConfigError as exc:
         raise TrainError(str(exc)) from None
+
+
+def _actors_keep_dying(deaths: int, exc: BaseException) -> str:
+    """Why training stops when no actor finishes a task: Ray's cause, and a hint for the common one."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    cause = next((line for line in reversed(lines) if "Error" in line.split(":")[0]), lines[-1] if lines else "")
+    message = f"self-play actors keep dying before they finish a task ({deaths} in a row); the last: {cause}"
+    if "No module named 'train" in cause or "No module named 'agents" in cause:
+        message += (" (Ray's workers import from the working directory: a train.py, train/, agents.py or "
+                    "agents/ there hides nardy's packages; start training from another directory)")
+    return message
 
 
 def _plain(value: Any) -> Any:

@@ -222,3 +222,27 @@ def test_an_error_inside_a_learning_step_saves_nothing_half_made(tmp_path, ray_c
     with pytest.raises(RuntimeError, match="learning failed"):
         trainer.train()
     assert not (tmp_path / "run" / "checkpoint.pt").exists()
+
+
+def test_actors_that_never_start_stop_the_run_with_their_cause(tmp_path, ray_cluster, monkeypatch):
+    """No endless replacement loop: e.g. a train.py in the working directory hides nardy's train package."""
+    import train.trainer
+
+    def broken_worker():
+        class SelfPlayWorker:
+            def __init__(self, *args) -> None:
+                raise ModuleNotFoundError("No module named 'train.selfplay'; 'train' is not a package")
+
+            def play(self, *args) -> None:
+                pass
+
+        return SelfPlayWorker
+
+    monkeypatch.setattr(train.trainer, "SelfPlayWorker", broken_worker())
+    config = load_config(ROOT / "configs/smoke.yaml", actors=2, eval_every_games=0, final_eval_games=0)
+    trainer = Trainer(config, tmp_path / "run", progress=False, address=ray_cluster)
+    with pytest.raises(TrainError, match=r"actors keep dying before they finish a task \(6 in a row\); the last: "
+                                         r"ModuleNotFoundError: No module named 'train.selfplay'.*start training "
+                                         r"from another directory"):
+        trainer.train()
+    assert trainer.games == 0 and trainer.actor_restarts == 5
