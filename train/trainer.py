@@ -10,7 +10,8 @@ to that actor's next task, so actors never wait for each other.
 
 Without an address the run starts a local Ray sized to the machine (no
 dashboard, no usage stats); with ``address`` (or ``RAY_ADDRESS``) it joins that
-cluster unchanged. A dead actor is replaced and its task resubmitted.
+cluster unchanged. A dead actor is replaced and its task resubmitted; actors
+that all keep dying before finishing a task stop the run with Ray's reason.
 
 A run directory holds ``config.json``, ``checkpoint.pt`` (latest, written
 atomically), ``checkpoint-<games>.pt`` (the last ``keep_checkpoints``),
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -204,6 +206,7 @@ class Trainer:
                                  "saved one?); remove it or choose another --out")
             _check_writable(self.run_dir)
         self._new_run = not resume  # the folder is made once Ray has started (_make_run_dir)
+        self._made_folder = self._unstarted = False
         self._writer: Any = None
         self.interrupted = False
         self._actors: list[Any] = []
@@ -214,6 +217,7 @@ class Trainer:
         if self._new_run:
             text = self.config.to_json()
             try:
+                self._made_folder = not self.run_dir.exists()
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 # Exclusive create claims the folder: of two runs started on one --out (or one
                 # default runs/NAME) at the same moment, the second stops here instead of mixing in.
@@ -225,6 +229,17 @@ class Trainer:
             except OSError as exc:
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
+            self._unstarted = True  # until a game is played: a run that never starts is removed
+
+    def _remove_unstarted_run(self) -> None:
+        """What a new run that never played a game wrote (config.json, tb/): gone, so the same
+        command can be given again."""
+        if self._writer is not None:
+            self._writer.close()
+        shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
+        (self.run_dir / "config.json").unlink(missing_ok=True)
+        if self._made_folder and not any(self.run_dir.iterdir()):
+            self.run_dir.rmdir()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -467,12 +482,12 @@ class Trainer:
 
     def next_evaluation(self) -> int | None:
         """Games at which the next periodic evaluation is due: the first multiple of
-        ``eval_every_games`` after the last one made (so one that failed, or that a resume
-        with another cadence passed over, is made at the next step); None without any."""
+        ``eval_every_games`` after the last evaluation made (a final one included), so that one
+        which failed is made at the next step; None without periodic evaluations."""
         every = self.config.eval_every_games
         if not every:
             return None
-        made = max((r["games_trained"] for r in self.eval_history if not r.get("final")), default=0)
+        made = max((r["games_trained"] for r in self.eval_history), default=0)
         return (made // every + 1) * every
 
     @property
@@ -513,14 +528,15 @@ class Trainer:
     def _submit(self, slot: int, weights_ref: Any) -> None:
         """Give actor ``slot`` a task: one to play again (left in flight by a checkpoint or a dead
         actor), else a new one."""
-        if self._tasks_to_redo:
-            task = self._tasks_to_redo.pop(0)
-        else:
-            task = [self.tasks_submitted, self.epsilon()]
-            self.tasks_submitted += 1
+        task = self._tasks_to_redo[0] if self._tasks_to_redo else [self.tasks_submitted, self.epsilon()]
         index, epsilon = task
         ref = self._actors[slot].play.remote(weights_ref, self.config.games_per_task,
                                              [self.config.seed, 1, index], epsilon, self.config.lam)
+        # Taken off the list only once submitted: a failure above leaves it to play again.
+        if self._tasks_to_redo:
+            self._tasks_to_redo.pop(0)
+        else:
+            self.tasks_submitted += 1
         self._pending[ref] = (slot, weights_ref, task)
 
     def _start_actors(self) -> int:
@@ -577,7 +593,8 @@ class Trainer:
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         updating = False
-        deaths_in_a_row = 0
+        deaths = [0] * n_actors  # per actor slot, since its last finished task
+        failed = False
         # Ctrl-C or SIGTERM: finish the step in hand, save, stop. Ray's blocking
         # wait would not let a KeyboardInterrupt through, so poll a flag instead.
         self.interrupted = False
@@ -606,9 +623,9 @@ class Trainer:
                     self._tasks_to_redo = sorted([*self._tasks_to_redo, task])
                     if not isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.WorkerCrashedError):
                         raise
-                    deaths_in_a_row += 1
-                    if deaths_in_a_row > max(5, 2 * n_actors):  # none ever starts: replacing them is futile
-                        raise TrainError(_actors_keep_dying(deaths_in_a_row, exc)) from None
+                    deaths[slot] += 1
+                    if min(deaths) >= 3:  # every actor fails, again and again: replacing them is futile
+                        raise TrainError(_actors_keep_dying(n_actors, exc)) from None
                     self.actor_restarts += 1
                     message = f"actor {slot} died ({type(exc).__name__}); starting a replacement"
                     if bar is not None:
@@ -618,7 +635,8 @@ class Trainer:
                     self._actors[slot] = self._new_actor()
                     self._submit(slot, weights_ref)
                     continue
-                deaths_in_a_row = 0
+                deaths[slot] = 0
+                self._unstarted = False
                 t_learn = time.perf_counter()
                 updating = True  # until the counters agree with the network again
                 loss = self.learn(out["raw"], out["targets"])
@@ -652,7 +670,7 @@ class Trainer:
                     t_eval = time.perf_counter()
                     record = self.evaluate(c.eval_games)
                     eval_seconds += time.perf_counter() - t_eval
-                    next_eval += c.eval_every_games
+                    next_eval = self.next_evaluation()
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats, record))
                 if self.games >= next_ckpt:
@@ -665,9 +683,10 @@ class Trainer:
             updating = True
             self.save()
         except Exception:
+            failed = True
             # An error between steps (an evaluation, Ray, an actor's task) leaves a consistent
             # state: keep what was learned since the last checkpoint before passing it on.
-            if not updating:
+            if not updating and not self._unstarted:
                 print(f"error after {self.games} games: saving the checkpoint before stopping",
                       file=sys.stderr, flush=True)
                 self.save()
@@ -684,6 +703,8 @@ class Trainer:
                 ray.kill(actor, no_restart=True)
             self._actors = []
             self._writer.flush()
+            if failed and self._unstarted:
+                self._remove_unstarted_run()
         stats["games"] = self.games
         stats["actor_restarts"] = self.actor_restarts
         # Whole session, from the first task to the last, evaluations excluded.
@@ -698,7 +719,8 @@ class Trainer:
         record = record or (self.eval_history[-1] if self.eval_history else None)
         if record:
             for opp in self.config.eval_opponents:
-                post[opp] = f"{record[opp]['win_rate']:.0%}"
+                if opp in record:  # an opponent added on resume has no result yet
+                    post[opp] = f"{record[opp]['win_rate']:.0%}"
         return post
 
     def _log(self, window: dict[str, Any], n_actors: int) -> dict[str, Any]:
@@ -805,11 +827,13 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
         raise TrainError(str(exc)) from None
 
 
-def _actors_keep_dying(deaths: int, exc: BaseException) -> str:
+def _actors_keep_dying(actors: int, exc: BaseException) -> str:
     """Why training stops when no actor finishes a task: Ray's cause, and a hint for the common one."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     cause = next((line for line in reversed(lines) if "Error" in line.split(":")[0]), lines[-1] if lines else "")
-    message = f"self-play actors keep dying before they finish a task ({deaths} in a row); the last: {cause}"
+    each = "the actor" if actors == 1 else f"each of the {actors} actors"
+    message = (f"self-play actors keep dying before they finish a task ({each} 3 times in a row); "
+               f"the last: {cause}")
     if "No module named 'train" in cause or "No module named 'agents" in cause:
         message += (" (Ray's workers import from the working directory: a train.py, train/, agents.py or "
                     "agents/ there hides nardy's packages; start training from another directory)")

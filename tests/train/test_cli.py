@@ -294,6 +294,7 @@ def test_without_the_shipped_player_hint_says_the_heuristic_bot_plays_instead(ca
 
 
 def test_export_takes_default_for_the_shipped_player_like_every_command(monkeypatch, tmp_path):
+    import train.export
     from agents.registry import SHIPPED_PLAYER
     from train.export import ExportError, _checkpoint_path
 
@@ -301,4 +302,8 @@ def test_export_takes_default_for_the_shipped_player_like_every_command(monkeypa
     assert _checkpoint_path("default") == SHIPPED_PLAYER / "checkpoint.pt"
     (tmp_path / "default").mkdir()  # a folder of that name here comes first, as elsewhere
     with pytest.raises(ExportError, match="default is a folder without checkpoint.pt"):
+        _checkpoint_path("default")
+    (tmp_path / "default").rmdir()
+    monkeypatch.setattr(train.export, "SHIPPED_PLAYER", tmp_path / "nowhere")  # an installed package
+    with pytest.raises(ExportError, match="'default' names the shipped player, .*this installation lacks"):
         _checkpoint_path("default")

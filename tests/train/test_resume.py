@@ -296,3 +296,26 @@ def test_cli_resume_of_a_finished_run_does_not_train_or_evaluate_again(tmp_path)
     assert "has played its 1024 games" in out.stdout and "made earlier" in out.stdout
     assert len((run / "eval.jsonl").read_text().splitlines()) == 1
     assert load_checkpoint(run)[1]["trainer"]["updates"] == trainer.updates
+
+
+def test_the_next_evaluation_follows_the_last_one_made(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml", eval_every_games=512)
+    trainer = Trainer(config, tmp_path / "run", progress=False)
+    assert trainer.next_evaluation() == 512
+    trainer.games = 1088
+    trainer.eval_history = [{"games_trained": 512}]  # the one due at 1024 failed: made at the next step
+    assert trainer.next_evaluation() == 1024
+    trainer.eval_history.append({"games_trained": 1088})  # and then not again until the next multiple
+    assert trainer.next_evaluation() == 1536
+    trainer.eval_history = [{"games_trained": 512}, {"games_trained": 1024, "final": True}]
+    assert trainer.next_evaluation() == 1536  # a final evaluation stands for the periodic one at its step
+    no_periodic = Trainer(load_config(ROOT / "configs/smoke.yaml", eval_every_games=0), tmp_path / "b",
+                          progress=False)
+    assert no_periodic.next_evaluation() is None
+
+
+def test_the_progress_bar_shows_only_opponents_with_a_result(tmp_path):
+    config = load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "heuristic"])
+    trainer = Trainer(config, tmp_path / "run", progress=False)
+    trainer.eval_history = [{"games_trained": 512, "random": {"win_rate": 0.97}}]  # heuristic added on resume
+    assert trainer._postfix({"games_per_s": 250.0}) == {"games/s": "250", "random": "97%"}
