@@ -9,6 +9,7 @@ a file and a killed writer leaves the previous checkpoint intact.
 
 from __future__ import annotations
 
+import errno
 import pickle
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,11 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
         "features_version": FEATURES_VERSION,
         **extra,
     }
-    write_atomic(path, lambda fh: torch.save(payload, fh))
+    try:
+        write_atomic(path, lambda fh: torch.save(payload, fh))
+    except RuntimeError as exc:  # torch's zip writer reports a failed write (a full disk) this way
+        raise OSError(errno.EIO, f"writing failed ({str(exc).strip().splitlines()[0]}; is the disk full?)",
+                      str(path)) from None
     return path
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -253,6 +254,9 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         if not png.parent.is_dir():
             print(f"nardy ladder: --png {png}: folder {png.parent} does not exist", file=sys.stderr)
             return 2
+        if not os.access(png.parent, os.W_OK):  # found now, not after all the games
+            print(f"nardy ladder: --png {png}: folder {png.parent} is not writable", file=sys.stderr)
+            return 2
     _load_players_or_exit(args.players, rules)
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
@@ -426,6 +430,15 @@ def _overrides(pairs: list[str] | None) -> dict:
     return out
 
 
+def _storage_error(exc: OSError, continue_with: str) -> int:
+    """A write that failed (no space, read-only): one line, and what is left on disk."""
+    where = f" {exc.filename}" if exc.filename else ""
+    print(f"nardy train: cannot write{where}: {exc.strerror or exc}. The run's checkpoints on disk are "
+          f"whole (each is written to a temporary file, then renamed); make room, then: {continue_with}",
+          file=sys.stderr)
+    return 1
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -472,6 +485,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
               f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
     else:
         print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
+    continue_with = f"nardy train --resume {shlex.quote(str(run_dir))}" + (
+        f" --address {shlex.quote(args.address)}" if args.address else "")
     if trainer.finished:
         print(f"the run has played its {config.total_games} games; to train on, resume with "
               f"--set total_games=N (N > {trainer.games})", flush=True)
@@ -481,9 +496,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
         except TrainError as exc:
             print(f"nardy train: {exc}", file=sys.stderr)
             return 2
+        except OSError as exc:  # a full disk, a folder made read-only
+            return _storage_error(exc, continue_with)
         if trainer.interrupted:
-            print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: "
-                  f"nardy train --resume {run_dir}", flush=True)
+            print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: {continue_with}",
+                  flush=True)
             return 130
         actors = stats.get("actors", 0)
         print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
@@ -493,9 +510,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
               flush=True)
         if not trainer.finished:
             print(f"stopped by --max-seconds at {trainer.games} of {config.total_games} games; checkpoint "
-                  f"saved. Continue with: nardy train --resume {run_dir}", flush=True)
+                  f"saved. Continue with: {continue_with}", flush=True)
     had_final = trainer.final_evaluation is not None
-    record = trainer.finish()
+    try:
+        record = trainer.finish()
+    except OSError as exc:
+        return _storage_error(exc, continue_with)
     if record is not None:
         again = " (made earlier)" if had_final else ""
         played = record[config.eval_opponents[0]].get("games", config.final_eval_games)
@@ -521,6 +541,9 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"nardy plot: {source} is not a run's evaluation log: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"nardy plot: could not write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(out)
     return 0
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
+
+from agents.files import write_atomic
 
 __all__ = ["training_curve", "ladder_chart", "elo_bound"]
 
@@ -70,10 +73,12 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
-    out_png = Path(out_png)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    img.save(out_png)
-    return out_png
+    return _save_png(img, out_png)
+
+
+def _save_png(img: Any, out_png: str | Path) -> Path:
+    """Write the picture atomically: a full disk leaves no empty or half-written file."""
+    return write_atomic(Path(out_png), lambda fh: img.save(fh, format="PNG"))
 
 
 def elo_bound(rating: dict, ratings: list[dict]) -> str:
@@ -140,7 +145,4 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         # The value goes past the interval's end, so the error bar never covers it.
         draw.text((x(max(r["elo"], ends[1], 0.0)) + 8, y), bound + f"{r['elo']:+.0f}",
                   fill="black", font=font, anchor="lm")
-    out_png = Path(out_png)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    img.save(out_png)
-    return out_png
+    return _save_png(img, out_png)

@@ -20,6 +20,7 @@ TensorBoard events under ``tb/`` and ``eval.jsonl``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -117,7 +118,9 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
         logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
         # A local cluster stays on the loopback interface. Ray swaps 127.0.0.1
         # for the machine's network address, but not the rest of 127.0.0.0/8.
-        ray.init(num_cpus=num_cpus or available_cpus(), include_dashboard=False,
+        # address="local": a new Ray of our own, even where `ray start` has left a cluster (or its
+        # stale address file) that a bare ray.init() would join.
+        ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
                  object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
                  log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
     return ray.cluster_resources()
@@ -227,6 +230,10 @@ class Trainer:
                 raise TrainError(f"{self.run_dir} was taken by another run while this one started; "
                                  "choose another --out") from None
             except OSError as exc:
+                with contextlib.suppress(OSError):  # nothing half-made stays behind (a full disk)
+                    (self.run_dir / "config.json").unlink(missing_ok=True)
+                    if self._made_folder:
+                        self.run_dir.rmdir()
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
             self._unstarted = True  # until a game is played: a run that never starts is removed
@@ -282,6 +289,9 @@ class Trainer:
         lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
         write_atomic(self.run_dir / "eval.jsonl", lambda fh: fh.write(lines.encode("utf-8")))
         self._load_replay()
+        for stale in self.run_dir.glob("replay-*.npz"):  # left by a save that failed after its replay
+            if stale != self._replay_path(self.games):
+                stale.unlink(missing_ok=True)
 
     def _load(self, path: Path) -> None:
         network, payload = load_checkpoint(path)
@@ -367,7 +377,12 @@ class Trainer:
     def save(self) -> Path:
         """Write the replay and checkpoint.pt atomically, and keep the last few numbered copies."""
         self._make_run_dir()
-        self._save_replay()
+        try:
+            self._save_replay()
+        except OSError as exc:  # the replay is large; the checkpoint (smaller) may still fit
+            self._replay_path(self.games).unlink(missing_ok=True)
+            print(f"warning: {self._replay_path(self.games).name} not written ({exc.strerror or exc}); a resume "
+                  "from this checkpoint starts with an empty replay buffer", file=sys.stderr, flush=True)
         path = save_checkpoint(
             self.run_dir / "checkpoint.pt", self.network, self.rules,
             config=self.config.to_dict(),
@@ -543,7 +558,11 @@ class Trainer:
         import ray
 
         resources = start_ray(self.address)
-        n = self.config.actors or max(1, int(resources.get("CPU", 1)))
+        cpus = int(resources.get("CPU", 0))
+        n = self.config.actors or max(1, cpus)
+        if n > cpus:
+            print(f"warning: {n} actors on a Ray cluster of {cpus} CPU{'' if cpus == 1 else 's'}: each actor needs "
+                  f"one, so only {cpus} play at a time and the rest wait", file=sys.stderr, flush=True)
         self._actors = [self._new_actor() for _ in range(n)]
         weights_ref = ray.put(_weights(self.network))
         for slot in range(n):
@@ -621,13 +640,13 @@ class Trainer:
                     # Whatever became of it, the task is played again: by a replacement actor
                     # at once, or after a resume (from the checkpoint saved below).
                     self._tasks_to_redo = sorted([*self._tasks_to_redo, task])
-                    if not isinstance(exc, ray.exceptions.RayActorError | ray.exceptions.WorkerCrashedError):
+                    if not _actor_lost(exc):
                         raise
                     deaths[slot] += 1
                     if min(deaths) >= 3:  # every actor fails, again and again: replacing them is futile
                         raise TrainError(_actors_keep_dying(n_actors, exc)) from None
                     self.actor_restarts += 1
-                    message = f"actor {slot} died ({type(exc).__name__}); starting a replacement"
+                    message = f"actor {slot} died ({type(exc).__name__}: {_cause(exc)}); starting a replacement"
                     if bar is not None:
                         bar.write(message)
                     else:
@@ -689,7 +708,11 @@ class Trainer:
             if not updating and not self._unstarted:
                 print(f"error after {self.games} games: saving the checkpoint before stopping",
                       file=sys.stderr, flush=True)
-                self.save()
+                try:
+                    self.save()
+                except Exception as exc:
+                    print(f"the checkpoint could not be saved either ({_first_line(exc)}); "
+                          f"{self.run_dir / 'checkpoint.pt'} holds the last one written", file=sys.stderr, flush=True)
             raise
         finally:
             for sig, handler in previous.items():
@@ -827,10 +850,28 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
         raise TrainError(str(exc)) from None
 
 
+def _actor_lost(exc: BaseException) -> bool:
+    """An actor's task that failed because the actor, its worker or its node went away (replaced
+    and played again), not because of an error in the task itself."""
+    import ray.exceptions as rx
+
+    return isinstance(exc, rx.RayActorError | rx.WorkerCrashedError | rx.ObjectLostError | rx.NodeDiedError)
+
+
+def _cause(exc: BaseException) -> str:
+    """The line of a Ray error that names its cause (``ModuleNotFoundError: ...``), else its last line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return next((line for line in reversed(lines) if "Error" in line.split(":")[0]), lines[-1] if lines else "")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
+
+
 def _actors_keep_dying(actors: int, exc: BaseException) -> str:
     """Why training stops when no actor finishes a task: Ray's cause, and a hint for the common one."""
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    cause = next((line for line in reversed(lines) if "Error" in line.split(":")[0]), lines[-1] if lines else "")
+    cause = _cause(exc)
     each = "the actor" if actors == 1 else f"each of the {actors} actors"
     message = (f"self-play actors keep dying before they finish a task ({each} 3 times in a row); "
                f"the last: {cause}")

@@ -319,3 +319,45 @@ def test_the_progress_bar_shows_only_opponents_with_a_result(tmp_path):
     trainer = Trainer(config, tmp_path / "run", progress=False)
     trainer.eval_history = [{"games_trained": 512, "random": {"win_rate": 0.97}}]  # heuristic added on resume
     assert trainer._postfix({"games_per_s": 250.0}) == {"games/s": "250", "random": "97%"}
+
+
+def test_a_replay_that_does_not_fit_does_not_keep_the_checkpoint_from_being_written(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+
+    def disk_full() -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(trainer, "_save_replay", disk_full)
+    trainer.games += 256
+    trainer.save()
+    assert load_checkpoint(run)[1]["training"]["games"] == 512
+    assert "replay-000000512.npz not written (No space left on device)" in capsys.readouterr().err
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    assert resumed.games == 512 and resumed.replay.count == 0  # resumes, with an empty replay buffer
+
+
+def test_a_resume_removes_replays_that_no_checkpoint_names(tmp_path):
+    run = tmp_path / "run"
+    before = _trained(run)
+    (run / "replay-000001024.npz").write_bytes(b"left by a save whose checkpoint failed")
+    Trainer(before.config, run, resume=True, progress=False)
+    assert sorted(p.name for p in run.glob("replay-*.npz")) == ["replay-000000768.npz"]
+
+
+def test_a_full_disk_while_training_is_one_clear_line(tmp_path, monkeypatch, capsys):
+    from train.cli import main
+
+    def disk_full(self, max_seconds=None):
+        raise OSError(28, "No space left on device", str(self.run_dir / "checkpoint.pt"))
+
+    import train.trainer
+
+    monkeypatch.setattr(Trainer, "train", disk_full)
+    monkeypatch.setattr(train.trainer, "check_ray_address", lambda address: None)  # no cluster needed
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet",
+                 "--address", "127.0.0.1:1"]) == 1
+    err = capsys.readouterr().err
+    assert f"nardy train: cannot write {run / 'checkpoint.pt'}: No space left on device." in err
+    assert f"then: nardy train --resume {run} --address 127.0.0.1:1" in err

@@ -34,9 +34,20 @@ def _nardy(*args: str) -> list[str]:
 
 
 def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
+    import shutil
+    import tempfile
+
     run = tmp_path / "smoke"
-    out = subprocess.run(_nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet"),
-                         capture_output=True, text=True, timeout=600, env=_env(), cwd=ROOT)
+    # The address file `ray start` leaves (here a stale one): a local run starts its own Ray all the same.
+    ray_tmp = Path(tempfile.mkdtemp(prefix="nr", dir="/tmp"))  # short: Ray's socket paths have a length limit
+    (ray_tmp / "ray").mkdir()
+    (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:6391")
+    try:
+        out = subprocess.run(_nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run),
+                                    "--quiet"), capture_output=True, text=True, timeout=600,
+                             env={**_env(), "RAY_TMPDIR": str(ray_tmp)}, cwd=ROOT)
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "final evaluation" in out.stdout
     config = json.loads((run / "config.json").read_text())
@@ -116,6 +127,29 @@ def test_resume_without_a_checkpoint_and_reuse_of_a_run_are_refused(tmp_path):
     t.save()
     with pytest.raises(TrainError, match="already holds a run"):
         Trainer(config, tmp_path / "run", progress=False)
+
+
+def test_more_actors_than_cpus_are_named_when_they_start(tmp_path, ray_cluster, capsys):
+    import ray
+
+    config = load_config(ROOT / "configs/smoke.yaml", actors=3)
+    trainer = Trainer(config, tmp_path / "many", progress=False, address=ray_cluster)
+    assert trainer._start_actors() == 3
+    for actor in trainer._actors:
+        ray.kill(actor, no_restart=True)
+    assert "warning: 3 actors on a Ray cluster of 2 CPUs" in capsys.readouterr().err
+
+
+def test_lost_actors_workers_and_objects_count_as_a_dead_actor_and_task_errors_do_not():
+    import ray.exceptions as rx
+
+    from train.trainer import _actor_lost
+
+    for cls in (rx.ActorDiedError, rx.ActorUnavailableError, rx.WorkerCrashedError,
+                rx.ObjectReconstructionFailedError, rx.OwnerDiedError, rx.NodeDiedError):
+        assert _actor_lost(cls.__new__(cls)), cls
+    assert not _actor_lost(rx.RayTaskError.__new__(rx.RayTaskError))
+    assert not _actor_lost(ValueError("a bug in the task"))
 
 
 def test_training_goes_on_when_an_actor_dies(tmp_path, ray_cluster):
