@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import io
 import json
 import logging
+import os
 import sys
 import tempfile
 import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -220,8 +222,28 @@ def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, s
             "tolerance": tolerance, "max_abs_diff": worst}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    write_atomic(path, lambda fh: fh.write(data))
+def _write_bytes(data: bytes, fh: BinaryIO) -> None:
+    fh.write(data)
+
+
+def _write_pair(out: Path, files: dict[str, bytes]) -> None:
+    """Write the export's files all or none: each into a temporary file beside it first, then
+    renamed in one go, so a full disk leaves a previous export (or an empty place) as it was."""
+    made = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    staged: dict[str, Path] = {}
+    try:
+        for name, data in files.items():
+            staged[name] = write_atomic(out / f".{name}.new", functools.partial(_write_bytes, data))
+    except OSError:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        if made:
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise
+    for name, tmp in staged.items():
+        os.replace(tmp, out / name)
 
 
 def _checkpoint_path(player: str | Path) -> Path:
@@ -327,9 +349,8 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         "verification": verification,
     }
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        _write_atomic(out / ONNX_FILE, model_bytes)
-        _write_atomic(out / JSON_FILE, (json.dumps(policy, indent=2) + "\n").encode("utf-8"))
+        _write_pair(out, {ONNX_FILE: model_bytes,
+                          JSON_FILE: (json.dumps(policy, indent=2) + "\n").encode("utf-8")})
     except OSError as exc:
         raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     try:

@@ -279,7 +279,10 @@ class Trainer:
                 while kept.exists():  # an earlier repair's file stays too
                     n += 1
                     kept = self.run_dir / f"checkpoint.pt.unreadable-{n}"
-                latest.replace(kept)
+                try:  # a second name for it, so that a repair which cannot write (a full disk) loses nothing
+                    os.link(latest, kept)
+                except OSError:
+                    latest.replace(kept)
             data = path.read_bytes()
             write_atomic(latest, lambda fh: fh.write(data))
             self.skipped.append(f"checkpoint.pt is now a copy of {path.name}"
@@ -814,8 +817,22 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
     if not run_dir.is_dir():
         raise TrainError(f"cannot resume {run_dir}: no such folder" if not run_dir.exists()
                          else f"cannot resume {run_dir}: it is a file; give the run's folder")
-    if not path.is_file():
-        raise TrainError(f"cannot resume {run_dir}: no config.json there (not a run folder?)")
+    if not path.is_file() or path.stat().st_size == 0:
+        # Lost (deleted, or cut short by a full disk): every checkpoint holds the settings too.
+        for checkpoint in [run_dir / "checkpoint.pt", *sorted(run_dir.glob("checkpoint-*.pt"), reverse=True)]:
+            try:
+                settings = load_checkpoint(checkpoint)[1].get("config")
+                if not isinstance(settings, dict):
+                    continue
+                config = TrainConfig.from_dict(settings, where=str(checkpoint))
+            except (CheckpointError, ConfigError):
+                continue
+            save_config(run_dir, config)
+            print(f"note: {path} was {'empty' if path.is_file() else 'missing'}; written again from the settings "
+                  f"in {checkpoint.name}", file=sys.stderr, flush=True)
+            return config
+        raise TrainError(f"cannot resume {run_dir}: no config.json there and no readable checkpoint "
+                         "(not a run folder?)")
     try:
         return TrainConfig.from_dict(json.loads(path.read_text()), where=str(path))
     except json.JSONDecodeError as exc:

@@ -452,6 +452,30 @@ def test_an_export_that_does_not_read_back_is_reported_not_raised(checkpoint, tm
     assert f"nardy export: the export written to {out} does not read back" in capsys.readouterr().err
 
 
+def test_an_export_that_cannot_be_written_whole_leaves_the_previous_one_as_it_was(checkpoint, tmp_path, capsys,
+                                                                                   monkeypatch):
+    import train.export
+
+    out = tmp_path / "out"
+    args = ("--exporter", "torchscript", "--positions", "64")
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), *args)) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real = train.export.write_atomic
+
+    def full_at_the_json(path, write):
+        if path.name.startswith(".policy.json"):
+            raise OSError(28, "No space left on device")
+        return real(path, write)
+
+    monkeypatch.setattr(train.export, "write_atomic", full_at_the_json)
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--force", *args)) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no new onnx beside the old json
+    fresh = tmp_path / "fresh"
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(fresh), *args)) == 1
+    assert not fresh.exists()  # nothing half-made
+
+
 def test_export_parser_needs_an_output_folder():
     with pytest.raises(SystemExit):
         _export_args("some/run")

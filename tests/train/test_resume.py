@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from agents.td import load_checkpoint
-from train.config import load_config
+from train.config import TrainConfig, load_config
 from train.trainer import Trainer, TrainError, check_ray_address, config_for_resume, resume_with_changes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,6 +216,9 @@ def test_resume_refuses_fewer_games_than_played_and_unknown_settings(tmp_path):
     (tmp_path / "bad" / "config.json").write_text("{oops")
     with pytest.raises(TrainError, match=r"config.json is not valid JSON"):
         config_for_resume(tmp_path / "bad")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TrainError, match=r"no config.json there and no readable checkpoint \(not a run folder\?\)"):
+        config_for_resume(tmp_path / "empty")
 
 
 def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
@@ -361,3 +364,16 @@ def test_a_full_disk_while_training_is_one_clear_line(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert f"nardy train: cannot write {run / 'checkpoint.pt'}: No space left on device." in err
     assert f"then: nardy train --resume {run} --address 127.0.0.1:1" in err
+
+
+@pytest.mark.parametrize("damage", ["delete", "empty"])
+def test_a_lost_config_json_is_written_again_from_the_checkpoint(tmp_path, damage, capsys):
+    run = tmp_path / "run"
+    before = _trained(run, keep_checkpoints=1)
+    if damage == "delete":
+        (run / "config.json").unlink()
+    else:
+        (run / "config.json").write_text("")
+    assert config_for_resume(run) == before.config
+    assert TrainConfig.from_dict(json.loads((run / "config.json").read_text())) == before.config
+    assert "written again from the settings in checkpoint.pt" in capsys.readouterr().err
