@@ -19,7 +19,13 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``."""
     from PIL import Image, ImageDraw, ImageFont
 
-    records = [json.loads(line) for line in Path(eval_jsonl).read_text().splitlines() if line.strip()]
+    records = []
+    for number, text in enumerate(Path(eval_jsonl).read_text().splitlines(), 1):
+        if text.strip():
+            try:
+                records.append(json.loads(text))
+            except json.JSONDecodeError as exc:  # a line cut short: say which one
+                raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
     if not records:
         raise ValueError(f"{eval_jsonl} holds no evaluation records")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).

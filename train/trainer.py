@@ -204,6 +204,9 @@ class Trainer:
                                  "to continue it or --out to start a new one")
             if self.run_dir.exists() and not self.run_dir.is_dir():
                 raise TrainError(f"{self.run_dir} is a file; give --out a folder")
+            if self.run_dir.is_symlink() and not self.run_dir.exists():
+                raise TrainError(f"{self.run_dir} is a link to {os.readlink(self.run_dir)}, which does not exist; "
+                                 "make that folder or give --out another place")
             if self.run_dir.is_dir() and any(self.run_dir.iterdir()):
                 raise TrainError(f"{self.run_dir} is not empty but holds no checkpoint (a run that never "
                                  "saved one?); remove it or choose another --out")

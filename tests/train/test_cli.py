@@ -182,6 +182,9 @@ def test_plot_draws_the_training_curve(tmp_path):
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert run("plot", str(tmp_path / "missing")).returncode == 2
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records)[:-20])  # cut short
+    out = run("plot", str(tmp_path))
+    assert out.returncode == 2 and "line 3 is not JSON" in out.stderr
 
 
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):

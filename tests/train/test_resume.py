@@ -377,3 +377,9 @@ def test_a_lost_config_json_is_written_again_from_the_checkpoint(tmp_path, damag
     assert config_for_resume(run) == before.config
     assert TrainConfig.from_dict(json.loads((run / "config.json").read_text())) == before.config
     assert "written again from the settings in checkpoint.pt" in capsys.readouterr().err
+
+
+def test_an_out_that_is_a_link_to_nowhere_is_named_as_such(tmp_path):
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    with pytest.raises(TrainError, match="link is a link to .*gone, which does not exist"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "link", progress=False)
