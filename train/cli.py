@@ -9,7 +9,7 @@ import re
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 __all__ = ["main"]
 
@@ -430,12 +430,25 @@ def _overrides(pairs: list[str] | None) -> dict:
     return out
 
 
-def _storage_error(exc: OSError, continue_with: str) -> int:
+def _continue_with(run_dir: Any, address: str | None) -> str:
+    """The command that resumes a run, with the cluster it ran on."""
+    return f"nardy train --resume {shlex.quote(str(run_dir))}" + (f" --address {shlex.quote(address)}"
+                                                                   if address else "")
+
+
+def _is_storage_error(exc: OSError) -> bool:
+    """A write the machine refused (no space, read-only, no permission), not an error Ray passes on
+    from a task (its exceptions may subclass the task's own OSError)."""
+    return type(exc).__module__.split(".")[0] != "ray" and exc.strerror is not None
+
+
+def _storage_error(exc: OSError, run_dir: Any, continue_with: str) -> int:
     """A write that failed (no space, read-only): one line, and what is left on disk."""
     where = f" {exc.filename}" if exc.filename else ""
-    print(f"nardy train: cannot write{where}: {exc.strerror or exc}. The run's checkpoints on disk are "
-          f"whole (each is written to a temporary file, then renamed); make room, then: {continue_with}",
-          file=sys.stderr)
+    saved = (run_dir / "checkpoint.pt").is_file()
+    after = (f"The run's checkpoints on disk are whole (each is written to a temporary file, then renamed); "
+             f"make room, then: {continue_with}") if saved and continue_with else "No checkpoint was written."
+    print(f"nardy train: cannot write{where}: {exc.strerror}. {after}", file=sys.stderr)
     return 1
 
 
@@ -478,6 +491,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
     except (ConfigError, TrainError) as exc:
         print(f"nardy train: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a resume that must write (eval.jsonl, a repair) on a full disk
+        if not _is_storage_error(exc):
+            raise
+        return _storage_error(exc, Path(args.resume or args.out or "."),
+                              _continue_with(args.resume, args.address) if args.resume else "")
     for note in trainer.skipped:
         print(f"nardy train: {note}", file=sys.stderr)
     if args.resume:
@@ -485,8 +503,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
               f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
     else:
         print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
-    continue_with = f"nardy train --resume {shlex.quote(str(run_dir))}" + (
-        f" --address {shlex.quote(args.address)}" if args.address else "")
+    continue_with = _continue_with(run_dir, args.address)
     if trainer.finished:
         print(f"the run has played its {config.total_games} games; to train on, resume with "
               f"--set total_games=N (N > {trainer.games})", flush=True)
@@ -497,7 +514,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             print(f"nardy train: {exc}", file=sys.stderr)
             return 2
         except OSError as exc:  # a full disk, a folder made read-only
-            return _storage_error(exc, continue_with)
+            if not _is_storage_error(exc):
+                raise
+            return _storage_error(exc, run_dir, continue_with)
         if trainer.interrupted:
             print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: {continue_with}",
                   flush=True)
@@ -515,7 +534,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     try:
         record = trainer.finish()
     except OSError as exc:
-        return _storage_error(exc, continue_with)
+        if not _is_storage_error(exc):
+            raise
+        return _storage_error(exc, run_dir, continue_with)
     if record is not None:
         again = " (made earlier)" if had_final else ""
         played = record[config.eval_opponents[0]].get("games", config.final_eval_games)

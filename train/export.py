@@ -235,9 +235,9 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
     try:
         for name, data in files.items():
             staged[name] = write_atomic(out / f".{name}.new", functools.partial(_write_bytes, data))
-    except OSError:
-        for tmp in staged.values():
-            tmp.unlink(missing_ok=True)
+    except BaseException:  # a full disk, Ctrl-C: nothing staged stays behind
+        for name in files:
+            (out / f".{name}.new").unlink(missing_ok=True)
         if made:
             with contextlib.suppress(OSError):
                 out.rmdir()

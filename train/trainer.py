@@ -120,9 +120,12 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
         # for the machine's network address, but not the rest of 127.0.0.0/8.
         # address="local": a new Ray of our own, even where `ray start` has left a cluster (or its
         # stale address file) that a bare ray.init() would join.
-        ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
-                 object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
-                 log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
+        try:
+            ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
+                     object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
+                     log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise TrainError(f"cannot start a local Ray: {str(exc).strip()}") from None
     return ray.cluster_resources()
 
 
@@ -213,6 +216,7 @@ class Trainer:
             _check_writable(self.run_dir)
         self._new_run = not resume  # the folder is made once Ray has started (_make_run_dir)
         self._made_folder = self._unstarted = False
+        self._replay_saved: tuple[int, int, int] | None = None
         self._writer: Any = None
         self.interrupted = False
         self._actors: list[Any] = []
@@ -277,15 +281,19 @@ class Trainer:
             latest = self.run_dir / "checkpoint.pt"
             kept = None
             if latest.exists():
-                kept = self.run_dir / "checkpoint.pt.unreadable"
-                n = 1
-                while kept.exists():  # an earlier repair's file stays too
-                    n += 1
-                    kept = self.run_dir / f"checkpoint.pt.unreadable-{n}"
-                try:  # a second name for it, so that a repair which cannot write (a full disk) loses nothing
-                    os.link(latest, kept)
-                except OSError:
-                    latest.replace(kept)
+                # A repair that failed before (a full disk) already gave it a second name: reuse that.
+                kept = next((p for p in self.run_dir.glob("checkpoint.pt.unreadable*")
+                             if os.path.samefile(p, latest)), None)
+                if kept is None:
+                    kept = self.run_dir / "checkpoint.pt.unreadable"
+                    n = 1
+                    while kept.exists():  # an earlier repair's file stays too
+                        n += 1
+                        kept = self.run_dir / f"checkpoint.pt.unreadable-{n}"
+                    try:  # a second name first, so that a repair which cannot write loses nothing
+                        os.link(latest, kept)
+                    except OSError:
+                        latest.replace(kept)
             data = path.read_bytes()
             write_atomic(latest, lambda fh: fh.write(data))
             self.skipped.append(f"checkpoint.pt is now a copy of {path.name}"
@@ -357,11 +365,14 @@ class Trainer:
         """The replay buffer, for an exact resume (kept beside the run, never shipped)."""
         r = self.replay
         path = self._replay_path(self.games)
+        if self._replay_saved == (self.games, r.count, r.head) and path.is_file():
+            return  # unchanged since this process wrote it (saves at the end of a run, after an evaluation)
 
         def write(fh: Any) -> None:
             np.savez(fh, raw=r.raw[:r.count], targets=r.targets[:r.count], head=r.head, count=r.count)
 
         write_atomic(path, write)
+        self._replay_saved = (self.games, r.count, r.head)
 
     def _load_replay(self) -> None:
         path = self._replay_path(self.games)
@@ -386,7 +397,6 @@ class Trainer:
         try:
             self._save_replay()
         except OSError as exc:  # the replay is large; the checkpoint (smaller) may still fit
-            self._replay_path(self.games).unlink(missing_ok=True)
             print(f"warning: {self._replay_path(self.games).name} not written ({exc.strerror or exc}); a resume "
                   "from this checkpoint starts with an empty replay buffer", file=sys.stderr, flush=True)
         path = save_checkpoint(
@@ -567,7 +577,8 @@ class Trainer:
         cpus = int(resources.get("CPU", 0))
         n = self.config.actors or max(1, cpus)
         if n > cpus:
-            print(f"warning: {n} actors on a Ray cluster of {cpus} CPU{'' if cpus == 1 else 's'}: each actor needs "
+            print(f"warning: {n} actor{'' if n == 1 else 's'} on a Ray cluster of {cpus} CPU{'' if cpus == 1 else 's'}: "
+                  f"each actor needs "
                   f"one, so only {cpus} play at a time and the rest wait", file=sys.stderr, flush=True)
         self._actors = [self._new_actor() for _ in range(n)]
         weights_ref = ray.put(_weights(self.network))

@@ -383,3 +383,48 @@ def test_an_out_that_is_a_link_to_nowhere_is_named_as_such(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "gone")
     with pytest.raises(TrainError, match="link is a link to .*gone, which does not exist"):
         Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "link", progress=False)
+
+
+def test_a_replay_is_not_rewritten_unchanged_and_a_failed_rewrite_keeps_the_one_there(tmp_path, monkeypatch, capsys):
+    import train.trainer
+
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    replay = run / "replay-000000256.npz"
+    data = replay.read_bytes()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(train.trainer.np, "savez", disk_full)
+    trainer.save()  # the same games, the same buffer: nothing to write
+    assert replay.read_bytes() == data and "not written" not in capsys.readouterr().err
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    resumed.save()  # another process: tries, fails, and leaves the good file alone
+    assert "replay-000000256.npz not written" in capsys.readouterr().err
+    assert replay.read_bytes() == data
+
+
+def test_a_repair_that_cannot_write_keeps_checkpoint_pt_and_one_second_name(tmp_path, monkeypatch, capsys):
+    import train.trainer
+    from train.cli import main
+
+    run = tmp_path / "run"
+    before = _trained(run)
+    bad = (run / "checkpoint.pt").read_bytes()[:1000]
+    (run / "checkpoint.pt").write_bytes(bad)
+    real = train.trainer.write_atomic
+
+    def full(path, write):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(train.trainer, "write_atomic", full)
+    for _ in range(2):
+        assert main(["train", "--resume", str(run), "--quiet"]) == 1
+        err = capsys.readouterr().err
+        assert "cannot write" in err and "No space left on device. The run's checkpoints on disk are whole" in err
+        assert f"make room, then: nardy train --resume {run}" in err
+        assert (run / "checkpoint.pt").read_bytes() == bad  # still there, as it was
+    monkeypatch.setattr(train.trainer, "write_atomic", real)
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.games == 768 and [p.name for p in run.glob("checkpoint.pt.unreadable*")] == ["checkpoint.pt.unreadable"]
