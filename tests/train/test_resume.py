@@ -352,6 +352,9 @@ def test_a_full_disk_while_training_is_one_clear_line(tmp_path, monkeypatch, cap
     from train.cli import main
 
     def disk_full(self, max_seconds=None):
+        if not self.run_dir.exists():
+            raise OSError(28, "No space left on device", str(self.run_dir / "config.json"))
+        self.save()  # a first checkpoint, then the disk fills up
         raise OSError(28, "No space left on device", str(self.run_dir / "checkpoint.pt"))
 
     import train.trainer
@@ -359,8 +362,12 @@ def test_a_full_disk_while_training_is_one_clear_line(tmp_path, monkeypatch, cap
     monkeypatch.setattr(Trainer, "train", disk_full)
     monkeypatch.setattr(train.trainer, "check_ray_address", lambda address: None)  # no cluster needed
     run = tmp_path / "run"
-    assert main(["train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet",
-                 "--address", "127.0.0.1:1"]) == 1
+    args = ["train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet", "--address",
+            "127.0.0.1:1"]
+    assert main(args) == 1  # before anything was saved: nothing to resume
+    assert "config.json: No space left on device. No checkpoint was written." in capsys.readouterr().err
+    run.mkdir()
+    assert main(args) == 1
     err = capsys.readouterr().err
     assert f"nardy train: cannot write {run / 'checkpoint.pt'}: No space left on device." in err
     assert f"then: nardy train --resume {run} --address 127.0.0.1:1" in err
