@@ -578,8 +578,7 @@ class Trainer:
         n = self.config.actors or max(1, cpus)
         if n > cpus:
             print(f"warning: {n} actor{'' if n == 1 else 's'} on a Ray cluster of {cpus} CPU{'' if cpus == 1 else 's'}: "
-                  f"each actor needs "
-                  f"one, so only {cpus} play at a time and the rest wait", file=sys.stderr, flush=True)
+                  f"each actor needs one, so only {cpus} play at a time and the rest wait", file=sys.stderr, flush=True)
         self._actors = [self._new_actor() for _ in range(n)]
         weights_ref = ray.put(_weights(self.network))
         for slot in range(n):
