@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -436,19 +437,22 @@ def _continue_with(run_dir: Any, address: str | None) -> str:
                                                                    if address else "")
 
 
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+
+
 def _is_storage_error(exc: OSError) -> bool:
-    """A write the machine refused (no space, read-only, no permission), not an error Ray passes on
+    """What the storage refused (no space, read-only, no permission), not an error Ray passes on
     from a task (its exceptions may subclass the task's own OSError)."""
-    return type(exc).__module__.split(".")[0] != "ray" and exc.strerror is not None
+    return type(exc).__module__.split(".")[0] != "ray" and exc.errno in _STORAGE_ERRNOS
 
 
 def _storage_error(exc: OSError, run_dir: Any, continue_with: str) -> int:
-    """A write that failed (no space, read-only): one line, and what is left on disk."""
-    where = f" {exc.filename}" if exc.filename else ""
-    saved = (run_dir / "checkpoint.pt").is_file()
+    """Storage that failed (no space, read-only): one line, and what is left on disk."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    saved = any(run_dir.glob("checkpoint*.pt"))
     after = (f"The run's checkpoints on disk are whole (each is written to a temporary file, then renamed); "
              f"make room, then: {continue_with}") if saved and continue_with else "No checkpoint was written."
-    print(f"nardy train: cannot write{where}: {exc.strerror}. {after}", file=sys.stderr)
+    print(f"nardy train: {exc.strerror}{where}. {after}", file=sys.stderr)
     return 1
 
 
@@ -494,8 +498,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
     except OSError as exc:  # a resume that must write (eval.jsonl, a repair) on a full disk
         if not _is_storage_error(exc):
             raise
+        again = "".join(f" --set {shlex.quote(s)}" for s in args.set or [])  # not yet in config.json
         return _storage_error(exc, Path(args.resume or args.out or "."),
-                              _continue_with(args.resume, args.address) if args.resume else "")
+                              _continue_with(args.resume, args.address) + again if args.resume else "")
     for note in trainer.skipped:
         print(f"nardy train: {note}", file=sys.stderr)
     if args.resume:

@@ -397,8 +397,10 @@ class Trainer:
         try:
             self._save_replay()
         except OSError as exc:  # the replay is large; the checkpoint (smaller) may still fit
-            print(f"warning: {self._replay_path(self.games).name} not written ({exc.strerror or exc}); a resume "
-                  "from this checkpoint starts with an empty replay buffer", file=sys.stderr, flush=True)
+            replay = self._replay_path(self.games)
+            print(f"warning: {replay.name} not written ({exc.strerror or exc})"
+                  + ("" if replay.is_file() else "; a resume from this checkpoint starts with an empty replay buffer"),
+                  file=sys.stderr, flush=True)
         path = save_checkpoint(
             self.run_dir / "checkpoint.pt", self.network, self.rules,
             config=self.config.to_dict(),
