@@ -67,7 +67,7 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
     try:
         write_atomic(path, lambda fh: torch.save(payload, fh))
     except RuntimeError as exc:  # torch's zip writer reports a failed write (a full disk) this way
-        raise OSError(errno.EIO, f"writing failed ({str(exc).strip().splitlines()[0]}; is the disk full?)",
+        raise OSError(errno.EIO, f"writing failed ({_first_line(exc)}; is the disk full?)",
                       str(path)) from None
     return path
 

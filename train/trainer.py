@@ -729,7 +729,7 @@ class Trainer:
                 try:
                     self.save()
                 except Exception as exc:
-                    print(f"the checkpoint could not be saved either ({_first_line(exc)}); "
+                    print(f"the checkpoint could not be saved either ({type(exc).__name__}: {_cause(exc)}); "
                           f"{self.run_dir / 'checkpoint.pt'} holds the last one written", file=sys.stderr, flush=True)
             raise
         finally:
@@ -894,11 +894,6 @@ def _cause(exc: BaseException) -> str:
     """The line of a Ray error that names its cause (``ModuleNotFoundError: ...``), else its last line."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return next((line for line in reversed(lines) if "Error" in line.split(":")[0]), lines[-1] if lines else "")
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def _actors_keep_dying(actors: int, exc: BaseException) -> str:

@@ -41,3 +41,21 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
         write_atomic(path, fail)
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["file.bin"]
+
+
+def test_a_checkpoint_torch_cannot_write_is_an_oserror_naming_the_file(tmp_path, monkeypatch):
+    import errno
+
+    import agents.td
+    from agents.network import TDNetwork
+
+    def cut_short(payload, fh):
+        fh.write(b"PK")
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 31040 vs 30932")
+
+    monkeypatch.setattr(agents.td.torch, "save", cut_short)
+    path = tmp_path / "checkpoint.pt"
+    with pytest.raises(OSError, match="writing failed .*unexpected pos.*is the disk full") as caught:
+        agents.td.save_checkpoint(path, TDNetwork([8]))
+    assert caught.value.errno == errno.EIO and caught.value.filename == str(path)
+    assert not path.exists() and list(tmp_path.iterdir()) == []  # no half-written file
