@@ -220,8 +220,10 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
         a, b = personal[0]
         if b and a - b == min(dice):
             return f"only one die can be played here, and then it must be the larger one, the {max(dice)}"
-    return ("it would build six points in a row with no opponent checker ahead of them "
-            "(the block rule, after every single die), or reach a position no order of the dice allows")
+    needs = ("no opponent checker in its home yet (the block rule as played here, block_rule \"home\"" if rules.block_home
+             else "no opponent checker ahead of them (the block rule")
+    return (f"it would build six points in a row with {needs}, after every single die), or reach a position no "
+            "order of the dice allows")
 
 
 def _apply_common(npn: str, moves: list[tuple[int, int]]) -> str | None:

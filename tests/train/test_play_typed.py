@@ -252,6 +252,24 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     assert _playable_order(start, [6, 5], [(18, 13), (24, 18)]) == [(24, 18), (18, 13)]
 
 
+def test_the_block_reason_names_the_variant_in_play():
+    from nardy_env import Rules
+    from train.play import why_not_legal, why_not_whole_turn
+
+    # 8/2 8/7 with 6-1 makes white's c2..c7 a six-block; black's checker on c20 is ahead of it
+    # but none is in black's home, so only the "home" variant refuses it.
+    npn = "0,2,2,2,2,2,0,5,0,0,0,-14,0,0,0,0,0,0,0,-1,0,0,0,0:0,0:w"
+    moves = [(8, 2), (8, 7)]
+    home = Rules(block_rule="home")
+    plays = legal_plays(npn, [6, 1], rules=home)
+    assert [[8, 2], [8, 7]] not in [p["moves"] for p in plays]
+    assert why_not_legal(npn, [6, 1], moves) is None
+    reason = why_not_whole_turn(npn, [6, 1], moves, plays, rules=home)
+    assert "no opponent checker in its home yet" in reason and "ahead" not in reason
+    assert "no opponent checker ahead of them" in why_not_whole_turn(
+        npn, [6, 1], moves, legal_plays(npn, [6, 1]))
+
+
 def test_hint_against_a_player_that_cannot_rank_says_so():
     out = io.StringIO()
     opponent = Recorder()  # a random player, which scores nothing
