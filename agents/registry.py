@@ -35,7 +35,7 @@ def split_ply(spec: str) -> tuple[str, int]:
     return spec, 0
 
 
-def resolve(spec: str, rules: Rules) -> Player | None:
+def resolve(spec: str, rules: Rules | None) -> Player | None:
     """The player named by ``spec``, or None if this package does not know it."""
     base, ply = split_ply(spec)
     if base in BOTS:
@@ -55,7 +55,7 @@ def resolve(spec: str, rules: Rules) -> Player | None:
     return _path_player(path, base, ply, rules)
 
 
-def _path_player(path: Path, base: str, ply: int, rules: Rules) -> Player | None:
+def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player | None:
     """The network player in a run directory, checkpoint file or exported folder, or None."""
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"

@@ -55,8 +55,9 @@ def rules_to_play(source: object, trained: Rules, asked: Rules | None) -> Rules:
     if asked is None:
         return trained
     if asked != trained:
-        warnings.warn(f"{source} was trained under rules {trained.to_dict()}; it plays here under "
-                      f"{asked.to_dict()}, which it never learnt", stacklevel=3)
+        warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
+                      f"{asked.to_json()}, which it never learnt (leave --rules out, or pass "
+                      f"rules=None, to play it under its own)", stacklevel=3)
     return asked
 
 

@@ -135,11 +135,24 @@ class FunctionPlayer:
         return self._fn(states, found, rng)
 
 
-def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
+def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
     """A player from a name (``random``, a bot name, a checkpoint, a policy folder), a player
-    object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``."""
+    object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``.
+
+    ``rules``: the rules of the games it will play; a network player named here searches
+    under them (with a warning if it was trained under others). None loads a network player
+    under the rules it was trained under (its ``rules`` attribute says which), and any other
+    named player under the default rules. A player object that searches under other rules
+    than ``rules`` gets a warning: its look-ahead would not follow the game it plays.
+    """
     if not isinstance(spec, str):
         if callable(getattr(spec, "choose", None)):
+            own = getattr(spec, "rules", None)
+            searches = bool(getattr(spec, "ply", 0))
+            if rules is not None and isinstance(own, Rules) and own != rules and searches:
+                warnings.warn(f"{getattr(spec, 'name', type(spec).__name__)} searches under rules "
+                              f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
+                              "does not follow the game's rules", stacklevel=2)
             return spec
         if inspect.isclass(spec):
             raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
@@ -153,7 +166,9 @@ def load_player(spec: Any, rules: Rules = DEFAULT_RULES) -> Player:
     if at and base == "random" and depth.isdigit():
         raise ValueError(f"random does not search; drop '@{depth}'")
     for resolve in _resolvers():
-        player = resolve(spec, rules)
+        # nardy's own resolver takes None (the trained rules); a plugin's gets real rules.
+        ours = getattr(resolve, "__module__", "") == "agents.registry"
+        player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
         if player is not None:
             return player
     raise PlayerNotFound(

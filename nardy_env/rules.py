@@ -89,6 +89,10 @@ class Rules:
         d["head_exception"] = list(self.head_exception)
         return d
 
+    def to_json(self) -> str:
+        """The variant keys as one line of JSON, as ``--rules`` takes them."""
+        return json.dumps(self.to_dict())
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
         """Build rules from variant keys, rejecting unknown ones by name."""

@@ -16,10 +16,19 @@ __all__ = ["main"]
 
 
 def _rules(text: str | None):
+    """The rules ``--rules`` asks for; the default rules without it."""
+    from nardy_env import Rules
+
+    asked = _asked_rules(text)
+    return Rules() if asked is None else asked
+
+
+def _asked_rules(text: str | None):
+    """The rules ``--rules`` asks for, or None when it is not given."""
     from nardy_env import Rules, RulesError
 
     if not text:
-        return Rules()
+        return None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -154,7 +163,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
               "this process may use; limit it with taskset)", file=sys.stderr)
         return 2
     if args.search:
-        _load_players_or_exit([args.search], _rules(args.rules))
+        asked = _asked_rules(args.rules)
+        search_rules = _game_rules("bench", [args.search], _load_players_or_exit([args.search], asked, quiet=True),
+                                   asked)
         from agents.registry import split_ply
 
         if split_ply(args.search)[0] != args.search:
@@ -166,7 +177,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         max_ply = 2 if args.max_ply is None else args.max_ply
         positions = 40 if args.positions is None else args.positions
         rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
-                            seed=args.seed, rules=_rules(args.rules))
+                            seed=args.seed, rules=search_rules)
         if args.json:
             print(json.dumps({"player": args.search, "levels": rows}))
         else:
@@ -208,26 +219,63 @@ def _print_match(s: dict) -> None:
     print(f"  {'game length':<18} {s['mean_plies']:.1f} plies (sd {s['sd_plies']:.1f})")
 
 
-def _load_players_or_exit(specs, rules):
+def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
+    """Load each named player (None: under the rules it was trained under), or exit with why not.
+
+    ``quiet``: no warnings, for a check made before the players are loaded again to play.
+    """
+    import warnings
+
     from nardy_env.players import PlayerNotFound, load_player
 
+    players = []
     for spec in specs:
         try:
-            load_player(spec, rules)
+            with warnings.catch_warnings():
+                if quiet:
+                    warnings.simplefilter("ignore")
+                players.append(load_player(spec, rules))
         except (PlayerNotFound, ValueError) as exc:
             _usage_error(f"nardy: {exc}")
         except OSError as exc:  # a file that is there but cannot be read: not a usage error
             raise SystemExit(f"nardy: {exc}") from None
+    return players
+
+
+def _game_rules(command: str, specs, players, asked):
+    """The rules the games are played under: those ``--rules`` asks for; without it, those
+    the network players were trained under (said on stderr when not the default rules), or
+    the default rules when no player carries any. Players trained under different rules
+    need ``--rules``."""
+    from nardy_env import Rules
+
+    if asked is not None:
+        return asked
+    trained = {spec: p.rules for spec, p in zip(specs, players, strict=True)
+               if isinstance(getattr(p, "rules", None), Rules)}
+    found = list(dict.fromkeys(trained.values()))
+    if not found:
+        return Rules()
+    if len(found) > 1:
+        listed = "; ".join(f"{spec}: {r.to_json()}" for spec, r in trained.items())
+        _usage_error(f"nardy {command}: the players were trained under different rules ({listed}); "
+                     "choose the rules of the games with --rules")
+    if found[0] != Rules():
+        print(f"nardy {command}: playing under the rules {', '.join(trained)} "
+              f"{'was' if len(trained) == 1 else 'were'} trained under: {found[0].to_json()} "
+              "(--rules chooses others)", file=sys.stderr, flush=True)
+    return found[0]
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from train.evaluate import evaluate
 
-    rules = _rules(args.rules)
+    asked = _asked_rules(args.rules)
     if args.games < 2 or args.games % 2:
         print("nardy eval: --games must be an even number >= 2 (games are played in pairs)", file=sys.stderr)
         return 2
-    _load_players_or_exit([args.a, args.b], rules)
+    rules = _game_rules("eval", [args.a, args.b], _load_players_or_exit([args.a, args.b], asked, quiet=True),
+                        asked)
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
                       progress=not args.json)
     summary = result.summary()
@@ -241,7 +289,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def _cmd_ladder(args: argparse.Namespace) -> int:
     from train.evaluate import ladder
 
-    rules = _rules(args.rules)
+    asked = _asked_rules(args.rules)
     if args.games < 2 or args.games % 2:
         print("nardy ladder: --games must be an even number >= 2", file=sys.stderr)
         return 2
@@ -258,7 +306,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         if not os.access(png.parent, os.W_OK):  # found now, not after all the games
             print(f"nardy ladder: --png {png}: folder {png.parent} is not writable", file=sys.stderr)
             return 2
-    _load_players_or_exit(args.players, rules)
+    rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked, quiet=True), asked)
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
                      progress=not args.json)
@@ -314,7 +362,15 @@ def _print_ladder(out: dict) -> None:
               "on one pseudo-win each way: a bound, growing with the games played, not an estimate")
 
 
-def _hint_player(args: argparse.Namespace, rules):
+def _hint_player(args: argparse.Namespace, asked):
+    """The player of ``hint`` or ``play`` and the rules of the game: ``--rules``, else the
+    player's own (see ``_game_rules``)."""
+    command = "play" if hasattr(args, "against") else "hint"
+    spec, player = _named_hint_player(args, asked)
+    return player, _game_rules(command, [spec], [player], asked)
+
+
+def _named_hint_player(args: argparse.Namespace, rules):
     from agents.registry import split_ply
     from nardy_env.players import PlayerNotFound, load_player
     from train.hint import default_player_spec
@@ -345,8 +401,9 @@ def _hint_player(args: argparse.Namespace, rules):
             load_policy(base)  # the exported-policy loader's own, precise errors
         except PolicyError as exc:
             raise SystemExit(f"nardy: --policy: {exc}") from None
+    named = f"{base}@{ply}" if ply else base
     try:
-        return load_player(f"{base}@{ply}" if ply else base, rules)
+        return named, load_player(named, rules)
     except (PlayerNotFound, ValueError) as exc:
         _usage_error(f"nardy: {exc}")
     except OSError as exc:  # a file that is there but cannot be read: not a usage error
@@ -357,8 +414,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     from train.hint import can_rank, no_ranking, rank_plays
     from train.moves import format_move_sequence, moves_record
 
-    rules = _rules(args.rules)
-    player = _hint_player(args, rules)
+    player, rules = _hint_player(args, _asked_rules(args.rules))
     if not can_rank(player):
         _usage_error(f"nardy hint: {no_ranking(player)}")
     if args.jsonl:
@@ -403,9 +459,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     from nardy_env import Color
     from train.play import play_session
 
-    rules = _rules(args.rules)
     args.player, args.policy = args.against, None
-    opponent = _hint_player(args, rules)
+    opponent, rules = _hint_player(args, _asked_rules(args.rules))
     human = None if args.color == "random" else (Color.WHITE if args.color == "white" else Color.BLACK)
     play_session(opponent, human=human, rules=rules, seed=args.seed, games=args.games)
     return 0
@@ -599,7 +654,7 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
     parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 200 games)")
     parser.add_argument("--json", action="store_true", help=json_help)
-    parser.add_argument("--rules", help="rule variants as JSON")
+    parser.add_argument("--rules", help="rule variants as JSON (default: those the network players were trained under, else the default rules)")
 
 
 def _version() -> str:
@@ -673,7 +728,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (FORMATS.md)")
-    hint.add_argument("--rules", help="rule variants as JSON")
+    hint.add_argument("--rules", help="rule variants as JSON (default: those the player was trained under)")
     hint.set_defaults(func=_cmd_hint)
 
     play = sub.add_parser(
@@ -689,7 +744,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
     play.add_argument("--seed", type=_SEED, default=None, help="dice seed")
     play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
-    play.add_argument("--rules", help="rule variants as JSON")
+    play.add_argument("--rules", help="rule variants as JSON (default: those the player was trained under)")
     play.set_defaults(func=_cmd_play)
 
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",

@@ -87,6 +87,10 @@ def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
     missing = [k for k in ("position", "dice") if k not in request]
     if missing:
         raise ValueError(f"missing key(s) {missing}")
+    unknown = sorted(set(request) - {"position", "dice"})
+    if unknown:  # answered under other rules than meant, or the like, it would mislead
+        raise ValueError(f"unknown key(s) {unknown}: a line has 'position' and 'dice' only"
+                         + (" (rule variants apply to the whole stream: --rules)" if "rules" in unknown else ""))
     position, dice = request["position"], request["dice"]
     plays = legal_plays(position, parse_dice(dice), rules)
     return {

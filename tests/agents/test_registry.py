@@ -65,3 +65,44 @@ def test_three_ply_and_deeper_warn_about_their_cost():
         SearchPlayer(evaluator=None, ply=3)  # type: ignore[arg-type]
     with pytest.warns(UserWarning, match="hours"):
         SearchPlayer(evaluator=None, ply=4)  # type: ignore[arg-type]
+
+
+def test_none_loads_a_network_player_under_the_rules_it_was_trained_under(tmp_path):
+    import warnings
+
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+    from nardy_env import Rules
+
+    torch.manual_seed(0)
+    home = Rules(block_rule="home")
+    path = str(save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((4,)), home))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_player(path, None).rules == home
+        assert not hasattr(load_player("heuristic", None), "rules")
+    with pytest.warns(UserWarning, match="never learnt"):
+        assert load_player(path).rules == Rules()  # the default: the default rules
+
+
+def test_a_player_object_searching_under_other_rules_than_the_game_warns(tmp_path):
+    import warnings
+
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+    from nardy_env import Rules
+
+    torch.manual_seed(0)
+    home = Rules(block_rule="home")
+    path = str(save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((4,)), home))
+    searcher, static = load_player(path + "@1", None), load_player(path, None)
+    with pytest.warns(UserWarning, match="its look-ahead does not follow the game's rules"):
+        assert load_player(searcher, Rules()) is searcher
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_player(searcher, home) is searcher  # the same rules
+        assert load_player(static, Rules()) is static  # 0-ply: its rules are never used

@@ -71,6 +71,8 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
         "",  # answered too, so a caller waiting line by line never hangs
         "[" * 100_000,  # nested past Python's recursion limit
         json.dumps({"position": START_NPN.replace(",15:0,0:w", ",0:15,0:b"), "dice": [6, 5]}),
+        # Not silently answered under the default rules:
+        json.dumps({"position": START_NPN, "dice": [6, 6], "rules": {"head_exception": []}}),
     ]
     out = run("moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
     assert out.returncode != 0
@@ -83,6 +85,7 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "dice" in lines[4]["error"]
     assert "empty line" in lines[8]["error"]
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
+    assert "unknown key(s) ['rules']" in lines[11]["error"] and "--rules" in lines[11]["error"]
 
 
 def test_moves_jsonl_bytes_that_are_not_utf8_get_an_error_line_whatever_the_locale():

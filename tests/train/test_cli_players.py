@@ -165,3 +165,49 @@ def test_a_position_starting_with_a_minus_sign_is_a_position_not_an_option():
     assert "3 legal plays" in out.stdout
     out = run("hint", npn, "6", "2", "--player", "heuristic", "--top", "1")
     assert out.returncode == 0 and "heuristic's ranking of 3 legal plays" in out.stdout
+
+
+# 8/2 8/7 with 6-1 makes white's c2..c7 a six-block with black's c20 checker ahead of it but
+# none in black's home: legal under the default rules, not under block_rule "home".
+BLOCK = "0,2,2,2,2,2,0,5,0,0,0,-14,0,0,0,0,0,0,0,-1,0,0,0,0:0,0:w"
+
+
+@pytest.fixture(scope="module")
+def home_player(tmp_path_factory):
+    """A (small, untrained) network player trained under block_rule "home"."""
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+    from nardy_env import Rules
+
+    torch.manual_seed(0)
+    return str(save_checkpoint(tmp_path_factory.mktemp("home") / "checkpoint.pt", TDNetwork((4,)),
+                               Rules(block_rule="home")))
+
+
+def test_a_player_plays_under_its_own_rules_unless_told_otherwise(home_player):
+    line = json.dumps({"position": BLOCK, "dice": [6, 1]}) + "\n"
+    own = run("hint", "--jsonl", "--player", home_player, stdin=line)
+    assert own.returncode == 0, own.stderr
+    assert len(json.loads(own.stdout)["results"]) == 4  # 8/7 is not among them
+    assert 'playing under the rules' in own.stderr and '"block_rule": "home"' in own.stderr
+    told = run("hint", "--jsonl", "--player", home_player, "--rules", "{}", stdin=line)
+    assert len(json.loads(told.stdout)["results"]) == 6
+    assert "never learnt" in told.stderr and told.stderr.count("never learnt") == 1
+    out = run("eval", home_player, "random", "--games", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
+    # Bots carry no rules: the default rules stand, and nothing is said about them.
+    bots = run("eval", "race", "random", "--games", "2", "--json")
+    assert json.loads(bots.stdout.splitlines()[-1])["rules"]["block_rule"] == "ahead"
+    assert "playing under" not in bots.stderr
+
+
+def test_players_trained_under_different_rules_need_rules_chosen(home_player):
+    out = run("eval", home_player, "default", "--games", "2")
+    assert out.returncode == 2
+    assert "trained under different rules" in out.stderr and "--rules" in out.stderr
+    chosen = run("eval", home_player, "default", "--games", "2", "--json", "--rules", '{"block_rule": "home"}')
+    assert chosen.returncode == 0, chosen.stderr
+    assert json.loads(chosen.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
