@@ -41,6 +41,7 @@ from agents.files import write_atomic
 from agents.network import TDNetwork
 from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
+from nardy_env import Rules, RulesError
 from nardy_env.players import load_player
 from train.config import ConfigError, TrainConfig
 from train.selfplay import SelfPlayWorker
@@ -314,7 +315,7 @@ class Trainer:
             raise TrainError(f"{path} has no training state to resume from")
         own = payload.get("config") or {}
         mine = self.config.to_dict()
-        differ = sorted(k for k in own if k not in RESUMABLE_KEYS and own.get(k) != mine.get(k))
+        differ = sorted(k for k in own if k not in RESUMABLE_KEYS and not _same_setting(k, own.get(k), mine.get(k)))
         if differ:
             raise TrainError(f"{path} was trained with other settings than {self.run_dir / 'config.json'} "
                              f"now says: {', '.join(f'{k}={own[k]!r} (now {mine.get(k)!r})' for k in differ)}")
@@ -809,6 +810,17 @@ class Trainer:
                              self.games)
             w.add_scalar("selfplay/actor_restarts", self.actor_restarts, self.games)
         return stats
+
+
+def _same_setting(key: str, a: Any, b: Any) -> bool:
+    """Two values of a config key that mean the same (rules by meaning: ``{}`` is the default
+    rules spelt out, and the head-exception faces are a set)."""
+    if key == "rules" and isinstance(a, dict) and isinstance(b, dict):
+        try:
+            return Rules.from_dict(a) == Rules.from_dict(b)
+        except (RulesError, TypeError):
+            return a == b
+    return bool(a == b)
 
 
 def default_run_dir(config: TrainConfig) -> Path:

@@ -133,6 +133,18 @@ def test_resume_refuses_a_config_that_does_not_match_the_checkpoint(tmp_path):
     assert trainer.games == 256
 
 
+def test_rules_are_compared_by_meaning_on_resume(tmp_path):
+    run = tmp_path / "run"
+    _trained(run, steps=1, rules={"head_exception": [6, 3, 4]})
+    config = json.loads((run / "config.json").read_text())
+    for same in ({}, {"head_exception": [3, 4, 6, 6], "cube": False}):  # the default rules, spelt otherwise
+        (run / "config.json").write_text(json.dumps({**config, "rules": same}))
+        assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 256
+    (run / "config.json").write_text(json.dumps({**config, "rules": {"head_exception": [6]}}))
+    with pytest.raises(TrainError, match="rules="):
+        Trainer(config_for_resume(run), run, resume=True, progress=False)
+
+
 def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
     run = tmp_path / "run"
     trainer = _trained(run, steps=1)
