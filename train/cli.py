@@ -217,6 +217,10 @@ def _print_match(s: dict) -> None:
     print(f"  {'by colour':<18} {a} as white {s['points_per_game_a_white']:+.3f}, as black "
           f"{s['points_per_game_a_black']:+.3f} points per game")
     print(f"  {'game length':<18} {s['mean_plies']:.1f} plies (sd {s['sd_plies']:.1f})")
+    from nardy_env import Rules
+
+    if Rules.from_dict(s["rules"]) != Rules():
+        print(f"  {'rules':<18} {json.dumps(s['rules'])}")
 
 
 def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:

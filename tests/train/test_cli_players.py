@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -197,6 +198,9 @@ def test_a_player_plays_under_its_own_rules_unless_told_otherwise(home_player):
     assert "never learnt" in told.stderr and told.stderr.count("never learnt") == 1
     out = run("eval", home_player, "random", "--games", "2", "--json")
     assert out.returncode == 0, out.stderr
+    table = run("eval", home_player, "random", "--games", "2").stdout
+    assert re.search(r'\n  rules +\{.*"block_rule": "home"', table)
+    assert "rules" not in run("eval", "race", "random", "--games", "2").stdout
     assert json.loads(out.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
     # Bots carry no rules: the default rules stand, and nothing is said about them.
     bots = run("eval", "race", "random", "--games", "2", "--json")
