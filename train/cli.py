@@ -587,7 +587,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
             return 130
         actors = stats.get("actors", 0)
         print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
-              f"(evaluations excluded) with {actors} actor{'' if actors == 1 else 's'}; last window "
+              f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
+              f"actor{'' if actors == 1 else 's'}; last window "
               f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
               f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
               flush=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from agents.files import write_atomic
 
-__all__ = ["training_curve", "ladder_chart", "elo_bound"]
+__all__ = ["training_curve", "ladder_chart", "elo_bound", "reliability_picture"]
 
 _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210, 70, 40)}
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
@@ -152,3 +152,55 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         draw.text((x(max(r["elo"], ends[1], 0.0)) + 8, y), bound + f"{r['elo']:+.0f}",
                   fill="black", font=font, anchor="lm")
     return _save_png(img, out_png)
+
+
+def reliability_picture(win: Any, points: Any, title: str = "") -> Any:
+    """Calibration of the network's predictions as a reliability diagram (a Pillow image).
+
+    ``win`` and ``points``: ``[3, bins]`` arrays of (count, sum of predictions, sum of
+    outcomes) per bin, for the chance of winning (bins over [0, 1]) and the equity (bins
+    over [-2, 2]). Each bin is a dot at (mean prediction, mean outcome), its area by its
+    count; a well-calibrated network keeps its dots on the diagonal.
+    """
+    from PIL import Image, ImageDraw, ImageFont
+
+    panel, gap, top, bottom, left = 330, 70, 46, 56, 62
+    w, h = left + 2 * panel + gap + 20, top + panel + bottom
+    img = Image.new("RGB", (w, h), "white")
+    draw = ImageDraw.Draw(img)
+    try:
+        font = ImageFont.load_default(size=14)
+        small = ImageFont.load_default(size=12)
+    except TypeError:  # Pillow < 10.1
+        font = small = ImageFont.load_default()
+    draw.text((w / 2, 14), title or "Calibration: predicted vs actual", fill="black", font=font, anchor="mm")
+    panels: list[tuple[Any, float, float, str, list[float]]] = [
+        (win, 0.0, 1.0, "chance of winning", [0, 0.25, 0.5, 0.75, 1]),
+        (points, -2.0, 2.0, "equity (points)", [-2, -1, 0, 1, 2])]
+    for k, (data, lo, hi, what, ticks) in enumerate(panels):
+        x0 = left + k * (panel + gap)
+
+        def xy(pred: float, actual: float, x0: float = x0, lo: float = lo, hi: float = hi) -> tuple[float, float]:
+            return (x0 + panel * (pred - lo) / (hi - lo), top + panel * (1 - (actual - lo) / (hi - lo)))
+
+        for t in ticks:
+            (tx, ty) = xy(t, t)
+            draw.line([(tx, top), (tx, top + panel)], fill=(235, 235, 235))
+            draw.line([(x0, ty), (x0 + panel, ty)], fill=(235, 235, 235))
+            draw.text((tx, top + panel + 6), f"{t:g}", fill="black", font=small, anchor="mt")
+            draw.text((x0 - 6, ty), f"{t:g}", fill="black", font=small, anchor="rm")
+        draw.line([xy(lo, lo), xy(hi, hi)], fill=(160, 160, 160), width=1)
+        draw.rectangle([x0, top, x0 + panel, top + panel], outline="black")
+        draw.text((x0 + panel / 2, top + panel + 26), f"predicted {what}", fill="black", font=small, anchor="mt")
+        draw.text((x0 + 6, top + 6), f"actual {what}", fill="black", font=small, anchor="la")
+        counts = data[0]
+        total = max(float(counts.sum()), 1.0)
+        for b in range(counts.shape[0]):
+            if counts[b] <= 0:
+                continue
+            cx, cy = xy(float(data[1][b] / counts[b]), float(data[2][b] / counts[b]))
+            r = 3 + 14 * math.sqrt(float(counts[b]) / total)
+            draw.ellipse([cx - r, cy - r, cx + r, cy + r], fill=(70, 130, 190), outline=(30, 60, 110))
+        draw.text((x0 + panel - 6, top + panel - 8), f"{int(total):,} positions", fill=(90, 90, 90), font=small,
+                  anchor="rb")
+    return img

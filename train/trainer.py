@@ -486,7 +486,7 @@ class Trainer:
         """Paired-dice matches of the current network (0-ply) against each configured bot.
 
         ``final``: the run's closing evaluation (marked in eval.jsonl, logged under
-        ``final/`` in TensorBoard).
+        ``final/`` in TensorBoard as well as ``eval/``).
         """
         from train.evaluate import evaluate
 
@@ -504,13 +504,16 @@ class Trainer:
         with open(self.run_dir / "eval.jsonl", "a") as fh:
             fh.write(json.dumps(record) + "\n")
         if self._writer is not None:
-            tag = "final" if final else "eval"
-            for opponent in self.config.eval_opponents:
-                r = record[opponent]
-                self._writer.add_scalar(f"{tag}/win_rate_vs_{opponent}", r["win_rate"], self.games)
-                self._writer.add_scalar(f"{tag}/points_per_game_vs_{opponent}", r["points_per_game"], self.games)
-                self._writer.add_scalar(f"{tag}/mars_rate_vs_{opponent}", r["mars_rate_a"], self.games)
-                self._writer.add_scalar(f"{tag}/mars_rate_of_{opponent}", r["mars_rate_b"], self.games)
+            # The closing evaluation continues the eval/ curves too (a run trained further
+            # after it has no hole there), and stands alone under final/.
+            for tag in ("eval", "final") if final else ("eval",):
+                for opponent in self.config.eval_opponents:
+                    r = record[opponent]
+                    self._writer.add_scalar(f"{tag}/win_rate_vs_{opponent}", r["win_rate"], self.games)
+                    self._writer.add_scalar(f"{tag}/points_per_game_vs_{opponent}", r["points_per_game"],
+                                            self.games)
+                    self._writer.add_scalar(f"{tag}/mars_rate_vs_{opponent}", r["mars_rate_a"], self.games)
+                    self._writer.add_scalar(f"{tag}/mars_rate_of_{opponent}", r["mars_rate_b"], self.games)
             self._writer.flush()
         return record
 
@@ -624,10 +627,12 @@ class Trainer:
                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]")
         next_eval = self.next_evaluation()
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
-        window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0, "t": time.perf_counter(),
-                  "updates": 0, "learn_s": 0.0, "cal": np.zeros((3, 10)), "ecal": np.zeros((3, 10))}
+        window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0,
+                                  "cal": np.zeros((3, 10)), "ecal": np.zeros((3, 10))}
         last_log = time.perf_counter()
-        session_start, session_games, eval_seconds = last_log, self.games, 0.0
+        session_start, session_games, session_updates, eval_seconds = last_log, self.games, self.updates, 0.0
+        rates, previous_rates = RateWindow(), None
+        since_picture = np.zeros((2, 3, 10))  # calibration counts since the last reliability picture
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         updating = False
@@ -676,9 +681,10 @@ class Trainer:
                 deaths[slot] = 0
                 self._unstarted = False
                 t_learn = time.perf_counter()
+                rates.task_done(t_learn, out["games"], self.updates)
                 updating = True  # until the counters agree with the network again
                 loss = self.learn(out["raw"], out["targets"])
-                window["learn_s"] += time.perf_counter() - t_learn
+                rates.learn_s += time.perf_counter() - t_learn
                 self._submit(slot, ray.put(_weights(self.network)))
                 self.games += out["games"]
                 self.selfplay_seconds += out["seconds"]
@@ -689,25 +695,29 @@ class Trainer:
                 window["batches"] += 1
                 window["cal"] += out["calibration"]
                 window["ecal"] += out["equity_calibration"]
+                since_picture += (out["calibration"], out["equity_calibration"])
                 if bar is not None:
                     if self.games > bar.total:  # the last tasks pass total_games: keep the bar at 100%
                         bar.total = self.games
                     bar.update(out["games"])
                 now = time.perf_counter()
                 if now - last_log >= c.log_every_seconds:
-                    stats = self._log(window, n_actors)
+                    stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
                     last_log = now
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats))
-                    window.update(games=0, plies=0, mars=0, loss=0.0, batches=0, t=now, updates=self.updates,
-                                  learn_s=0.0, cal=np.zeros((3, 10)), ecal=np.zeros((3, 10)))
+                    window.update(games=0, plies=0, mars=0, loss=0.0, batches=0,
+                                  cal=np.zeros((3, 10)), ecal=np.zeros((3, 10)))
+                    rates, previous_rates = RateWindow(now, self.updates), rates
                 # Evaluate before saving, so a checkpoint holds every evaluation made so far;
                 # at the end the closing evaluation (finish) stands for the periodic one.
                 closing = self.finished and c.final_eval_games > 0
                 if next_eval is not None and self.games >= next_eval and not closing:
                     t_eval = time.perf_counter()
                     record = self.evaluate(c.eval_games)
+                    self._reliability(since_picture)
                     eval_seconds += time.perf_counter() - t_eval
+                    rates.eval_s += time.perf_counter() - t_eval
                     next_eval = self.next_evaluation()
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats, record))
@@ -717,7 +727,13 @@ class Trainer:
                     updating = False
                     next_ckpt += c.checkpoint_every_games
             if window["batches"]:
-                stats = self._log(window, n_actors)
+                now = time.perf_counter()
+                # A last window much shorter than the others (the loop ended just after a log)
+                # would give a rate from a task or two: measure it together with the one before.
+                if previous_rates is not None and rates.seconds(now) < c.log_every_seconds / 2:
+                    rates = previous_rates.merged(rates)
+                stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
+            self._reliability(since_picture)
             updating = True
             self.save()
         except Exception:
@@ -752,7 +768,18 @@ class Trainer:
         # Whole session, from the first task to the last, evaluations excluded.
         busy = max(time.perf_counter() - session_start - eval_seconds, 1e-9)
         stats["session_games_per_s"] = (self.games - session_games) / busy
+        stats["session_updates_per_s"] = (self.updates - session_updates) / busy
         return stats
+
+    def _reliability(self, since: np.ndarray) -> None:
+        """Log the reliability picture of the calibration counts ``since`` (then cleared), if any."""
+        if self._writer is None or not since[0][0].sum():
+            return
+        from train.plots import reliability_picture
+
+        picture = reliability_picture(since[0], since[1], f"Self-play calibration up to {self.games:,} games")
+        self._writer.add_image("calibration/reliability", np.asarray(picture), self.games, dataformats="HWC")
+        since[:] = 0
 
     def _postfix(self, stats: dict[str, Any], record: dict[str, Any] | None = None) -> dict[str, str]:
         post = {}
@@ -765,10 +792,8 @@ class Trainer:
                     post[opp] = f"{record[opp]['win_rate']:.0%}"
         return post
 
-    def _log(self, window: dict[str, Any], n_actors: int) -> dict[str, Any]:
-        elapsed = max(time.perf_counter() - window["t"], 1e-9)
+    def _log(self, window: dict[str, Any], rates: dict[str, float], n_actors: int) -> dict[str, Any]:
         games = max(window["games"], 1)
-        updates = self.updates - window["updates"]
         cal = window["cal"]
         nonzero = cal[0] > 0
         ece = float(np.abs(cal[1][nonzero] - cal[2][nonzero]).sum() / max(cal[0].sum(), 1))
@@ -776,9 +801,7 @@ class Trainer:
         enonzero = ecal[0] > 0
         equity_error = float(np.abs(ecal[1][enonzero] - ecal[2][enonzero]).sum() / max(ecal[0].sum(), 1))
         stats = {
-            "games_per_s": window["games"] / elapsed,
-            "updates_per_s": updates / elapsed,
-            "learner_busy": window["learn_s"] / elapsed,
+            **rates,
             "mean_game_plies": window["plies"] / games,
             "mars_rate": window["mars"] / games,
             "loss": window["loss"] / max(window["batches"], 1),
@@ -801,15 +824,63 @@ class Trainer:
             w.add_scalar("learner/learning_rate", stats["learning_rate"], self.games)
             w.add_scalar("selfplay/epsilon", stats["epsilon"], self.games)
             w.add_scalar("calibration/expected_error", ece, self.games)
+            # Per band of predictions (named by its range): the outcome's mean, and in the
+            # reliability picture (at each evaluation) the predictions' mean and the count too.
             for b in np.flatnonzero(nonzero):
-                w.add_scalar(f"calibration/actual_win_rate_pred_{b / 10:.1f}", cal[2][b] / cal[0][b], self.games)
+                w.add_scalar(f"calibration/actual_win_rate_pred_{b / 10:.1f}-{(b + 1) / 10:.1f}",
+                             cal[2][b] / cal[0][b], self.games)
             # Equity: mean points scored after afterstates valued in each band of [-2, 2].
             w.add_scalar("calibration/equity_expected_error", equity_error, self.games)
             for b in np.flatnonzero(enonzero):
-                w.add_scalar(f"calibration/actual_points_pred_{-2 + 0.4 * b:+.1f}", ecal[2][b] / ecal[0][b],
-                             self.games)
+                w.add_scalar(f"calibration/actual_points_pred_{-2 + 0.4 * b:+.1f}_{-1.6 + 0.4 * b:+.1f}",
+                             ecal[2][b] / ecal[0][b], self.games)
             w.add_scalar("selfplay/actor_restarts", self.actor_restarts, self.games)
         return stats
+
+
+class RateWindow:
+    """Self-play and learner rates of one log window.
+
+    Its clock runs from the window's start, or for a session's first window from the
+    session's first finished task (actors start up before it: importing torch, compiling),
+    and stops during evaluations (``eval_s``), so that the rates are those of training.
+    """
+
+    def __init__(self, start: float | None = None, updates: int = 0) -> None:
+        self.start = start
+        self.games = 0  # finished on this window's clock
+        self.updates = updates  # the learner's count when the clock started
+        self.learn_s = 0.0
+        self.eval_s = 0.0
+        self.untimed = 0  # games of the session's first task
+
+    def task_done(self, now: float, games: int, updates: int) -> None:
+        """A task of ``games`` games came back at ``now``, before the learner's ``updates``th update."""
+        if self.start is None:  # the session's first: its games were played before the clock ran
+            self.start, self.updates, self.untimed = now, updates, games
+        else:
+            self.games += games
+
+    def seconds(self, now: float) -> float:
+        return 0.0 if self.start is None else now - self.start - self.eval_s
+
+    def merged(self, later: RateWindow) -> RateWindow:
+        """This window and the one after it as one."""
+        both = RateWindow(self.start, self.updates)
+        both.games = self.games + later.games
+        both.learn_s, both.eval_s = self.learn_s + later.learn_s, self.eval_s + later.eval_s
+        both.untimed = self.untimed
+        return both
+
+    def measure(self, now: float, updates: int, session_start: float, session_eval_s: float) -> dict[str, float]:
+        """games/s, updates/s and the learner's busy fraction. A first window with no task
+        timed yet (one task back so far) is measured from the session's start instead."""
+        if self.games:
+            elapsed, games = max(self.seconds(now), 1e-9), self.games
+        else:
+            elapsed, games = max(now - session_start - session_eval_s, 1e-9), self.untimed
+        return {"games_per_s": games / elapsed, "updates_per_s": (updates - self.updates) / elapsed,
+                "learner_busy": self.learn_s / elapsed}
 
 
 def _same_setting(key: str, a: Any, b: Any) -> bool:

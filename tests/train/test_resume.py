@@ -449,3 +449,26 @@ def test_a_repair_that_cannot_write_keeps_checkpoint_pt_and_one_second_name(tmp_
     monkeypatch.setattr(train.trainer, "write_atomic", real)
     after = Trainer(before.config, run, resume=True, progress=False)
     assert after.games == 768 and [p.name for p in run.glob("checkpoint.pt.unreadable*")] == ["checkpoint.pt.unreadable"]
+
+
+def test_rates_leave_out_actor_start_up_and_evaluations():
+    from train.trainer import RateWindow
+
+    first = RateWindow()  # a session's first window: the clock starts at the first finished task
+    first.task_done(now=30.0, games=64, updates=1000)  # 30 s of start-up before it: not counted
+    first.task_done(now=31.0, games=64, updates=1010)
+    first.task_done(now=32.0, games=64, updates=1020)
+    first.eval_s = 1.0  # an evaluation inside the window
+    rates = first.measure(now=33.0, updates=1030, session_start=0.0, session_eval_s=1.0)
+    assert rates["games_per_s"] == pytest.approx(128 / 2) and rates["updates_per_s"] == pytest.approx(30 / 2)
+    # A window with only the first task back is measured from the session's start.
+    lone = RateWindow()
+    lone.task_done(now=30.0, games=64, updates=0)
+    assert lone.measure(now=32.0, updates=8, session_start=0.0, session_eval_s=0.0)["games_per_s"] == 2.0
+    # A short last window is measured together with the one before it.
+    later = RateWindow(start=33.0, updates=1030)
+    later.task_done(now=33.1, games=64, updates=1030)
+    both = first.merged(later)
+    assert both.measure(now=33.1, updates=1040, session_start=0.0, session_eval_s=1.0)["games_per_s"] \
+        == pytest.approx(192 / 2.1)
+    assert later.seconds(33.1) == pytest.approx(0.1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -71,7 +72,14 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
                 "calibration/equity_expected_error", "eval/win_rate_vs_random", "eval/win_rate_vs_race",
                 "eval/mars_rate_vs_race", "final/win_rate_vs_race", "final/points_per_game_vs_random"):
         assert tag in tags, tag
-    assert any(t.startswith("calibration/actual_points_pred_") for t in tags)
+    assert any(re.fullmatch(r"calibration/actual_points_pred_[-+]\d\.\d_[-+]\d\.\d", t) for t in tags)
+    assert any(re.fullmatch(r"calibration/actual_win_rate_pred_0\.\d-[01]\.\d", t) for t in tags)
+    # The closing evaluation continues the eval/ curve as well.
+    assert 1024 in {e.step for e in events.Scalars("eval/win_rate_vs_race")}
+    # A reliability picture at each evaluation: predicted vs actual, per band of predictions.
+    pictures = events.Images("calibration/reliability")
+    assert [p.step for p in pictures] == [512, 1024] and pictures[-1].width > pictures[-1].height > 100
+    assert re.search(r"this session \d+ games/s and \d+ updates/s \(evaluations excluded\)", out.stdout)
 
 
 def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ray_cluster):
