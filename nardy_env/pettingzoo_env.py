@@ -18,6 +18,16 @@ turn mode, 144 in checker mode). In checker mode one agent acts several times
 in a row, one checker move each, until its play is complete. When the game ends
 the winner gets +1 (oin) or +2 (mars) and the loser the negative.
 
+In turn mode the acting agent's ``info["afterstates"]`` lists what each action
+plays (as ``LongNardy-v0``'s info does); every agent's info has ``player``,
+``dice`` and ``action_mask`` (all zeros for the agent not to act). An illegal
+action raises ``IllegalActionError`` and changes nothing (wrap the env in
+``pettingzoo.utils.wrappers.TerminateIllegalWrapper`` to end the game with a
+penalty instead). ``state()`` is the whole game from white's view, for
+centralised critics (see ``state_space``). The dice to come are drawn from the
+env's generator, so a ``copy.deepcopy`` of the env will roll the same ones: a
+search that must not see the future should reset its copies with a fresh seed.
+
 ``render_mode``: ``"ansi"`` (``render()`` returns the text board),
 ``"rgb_array"`` (a picture) or ``"human"`` (the text board printed after every
 ``reset()`` and ``step()``).
@@ -41,8 +51,8 @@ except ModuleNotFoundError as exc:
                               "pip install 'nardy[pettingzoo]' (or pip install pettingzoo)",
                               name="pettingzoo") from None
 
-from .core import MAX_RESULTS, flip
-from .encoding import features, raw_positions
+from .core import MAX_RESULTS, NUM_CHECKERS, Afterstates, flip
+from .encoding import RAW_SIZE, features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
 from .envs.games import GameBatch, as_action, observation_bounds, resolve_rules
 from .envs.long_nardy import render_rgb, render_text, start_presets
@@ -95,6 +105,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             })
             for a in self.possible_agents
         }
+        # state(): white's raw position (FORMATS.md's 50 numbers), the dice left per face, the
+        # checkers taken off the head this turn, and the side to move (0 white, 1 black).
+        state_high = np.concatenate([np.full(RAW_SIZE, NUM_CHECKERS), high[-7:], [1]]).astype(np.float32)
+        self.state_space = spaces.Box(np.zeros_like(state_high), state_high, dtype=np.float32)
         self._rng: np.random.Generator | None = None
         self.rewards = dict.fromkeys(self.agents, 0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0)
@@ -124,19 +138,34 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             mask = np.zeros(b.num_actions, dtype=np.int8)
         return {"observation": obs, "action_mask": mask}
 
+    def state(self) -> np.ndarray:
+        """The whole game, the same whoever asks: white's view of the position (the 50 numbers of
+        FORMATS.md), the dice left per face, the checkers taken off the head this turn, and the
+        side to move (0 white, 1 black); ``state_space`` bounds it."""
+        b = self.batch
+        side = int(b.side[0])
+        white = b.state[:1] if side == Color.WHITE else flip(b.state[:1])
+        return np.concatenate([raw_positions(white)[0], b.left[0], [b.heads[0], side]]).astype(np.float32)
+
     def _sync(self) -> None:
         b = self.batch
         self.agent_selection = AGENTS[int(b.side[0])]
         mask = b.action_mask()[0]
         for agent in self.agents:
-            self.infos[agent] = {"player": Color(AGENTS.index(agent)), "dice": b.dice[0].copy()}
-        if b.over[0]:  # nobody may act any more: every mask is all zeros, as in observe()
-            for agent in self.agents:
-                self.infos[agent]["action_mask"] = np.zeros_like(mask)
-        else:
-            self.infos[self.agent_selection]["action_mask"] = mask.copy()
+            # The same keys for both agents; nobody may act once the game is over.
+            self.infos[agent] = {"player": Color(AGENTS.index(agent)), "dice": b.dice[0].copy(),
+                                 "action_mask": np.zeros_like(mask)}
+        if not b.over[0]:
+            info = self.infos[self.agent_selection]
+            info["action_mask"] = mask.copy()
+            if b.action_mode == "turn":
+                f = b.found
+                info["afterstates"] = Afterstates(f.states.copy(), f.moves.copy(), f.num_moves.copy(),
+                                                  f.offsets.copy())
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict, got {type(options).__name__}")
         if options:
             # PettingZoo's api_test resets with an unknown option and expects it to be
             # accepted, so unknown keys are warned about here rather than refused.

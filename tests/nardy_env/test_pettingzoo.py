@@ -71,3 +71,66 @@ def test_without_pettingzoo_the_import_names_the_extra(monkeypatch):
     monkeypatch.delitem(sys.modules, "nardy_env.pettingzoo_env")
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'nardy\[pettingzoo\]'"):
         importlib.import_module("nardy_env.pettingzoo_env")
+
+
+def test_turn_mode_info_says_what_each_action_plays_and_both_infos_have_the_same_keys():
+    from nardy_env import flip
+    from nardy_env.encoding import raw_positions
+
+    game = env(action_mode="turn")
+    game.reset(seed=5)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for agent in game.agent_iter():
+        obs, reward, terminated, truncated, info = game.last()
+        other = "black" if agent == "white" else "white"
+        if terminated or truncated:
+            game.step(None)
+            continue
+        assert set(game.infos[other]) == {"player", "dice", "action_mask"}
+        assert not game.infos[other]["action_mask"].any()
+        found = info["afterstates"]
+        legal = np.flatnonzero(info["action_mask"])
+        assert list(legal) == list(range(found.offsets[1]))  # action i plays afterstate i
+        action = int(rng.choice(legal))
+        game.step(action)
+        if not game.terminations[other] and game.agent_selection == other:
+            # The next agent sees that afterstate from its own side.
+            expected = raw_positions(flip(found.states[action][None]))[0]
+            np.testing.assert_array_equal(game.observe(other)["observation"][:50], expected)
+            checked += 1
+    assert checked > 20
+    assert "afterstates" not in env(action_mode="checker").unwrapped.infos.get("white", {})
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_state_is_the_whole_game_from_whites_view_whoever_moves(action_mode):
+    game = env(action_mode=action_mode)
+    game.reset(seed=6)
+    rng = np.random.default_rng(6)
+    space = game.unwrapped.state_space
+    for _agent in game.agent_iter():
+        obs, reward, terminated, truncated, info = game.last()
+        state = game.unwrapped.state()
+        assert space.contains(state)
+        np.testing.assert_array_equal(state[:50], game.observe("white")["observation"][:50])
+        if not terminated:
+            assert state[-1] == (0 if game.agent_selection == "white" else 1)
+            np.testing.assert_array_equal(state[50:57], obs["observation"][-7:])  # dice left, head moves
+        game.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+
+
+def test_reset_options_that_are_not_a_dict_are_refused_clearly():
+    game = raw_env()
+    with pytest.raises(TypeError, match="options must be a dict, got list"):
+        game.reset(seed=0, options=[1])
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_the_turn_based_parallel_conversion_passes_the_parallel_api_test(action_mode):
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        parallel_api_test(turn_based_aec_to_parallel(env(action_mode=action_mode)), num_cycles=100)
