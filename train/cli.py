@@ -351,8 +351,11 @@ def _print_ladder(out: dict) -> None:
         bound = elo_bound(r, out["ratings"])
         lo = "-inf" if bound == "<=" else f"{r['elo_ci95'][0]:+.0f}"
         hi = "+inf" if bound == ">=" else f"{r['elo_ci95'][1]:+.0f}"
+        # A sweep's rating is known from one side only: show the end of its interval that the
+        # games support (the pseudo-win value itself grows with the games played).
+        elo = {">=": lo, "<=": hi}.get(bound, f"{r['elo']:+.0f}")
         print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] | "
-              f"{bound}{r['elo']:+.0f} | [{lo}, {hi}] |")
+              f"{bound}{elo} | [{lo}, {hi}] |")
     fit = out["fit"]
     notes = []
     for what, f in (("linear rating", fit["rating"]), ("Elo", fit["elo"])):
@@ -362,8 +365,9 @@ def _print_ladder(out: dict) -> None:
     if notes:
         print("\nfit of the ratings to the matches: " + "; ".join(notes))
     if fit["sweep_groups"] > 1:
-        print(">= / <=: some players won (or lost) every game against the others, so their Elo gap rests "
-              "on one pseudo-win each way: a bound, growing with the games played, not an estimate")
+        print(">= / <=: some players won (or lost) every game against the others, so the games bound their "
+              "Elo gap from one side only: shown is the end of the 95% interval, at least (at most) that "
+              "much (--json's elo is the pseudo-win value, which grows with the games played)")
 
 
 def _hint_player(args: argparse.Namespace, asked):

@@ -140,8 +140,10 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         draw.text((x(v), h - bottom + 20), f"{v:+.0f}", fill="black", font=font, anchor="mm")
     for k, r in enumerate(ratings):
         y = top + row_h * k + row_h / 2
-        draw.rectangle([min(x(0), x(r["elo"])), y - 12, max(x(0), x(r["elo"])), y + 12], fill=(70, 130, 190))
         bound = elo_bound(r, ratings)  # an open end (a clean sweep) runs to the edge, without a cap
+        # A sweep's bar ends at the end of its interval that the games support.
+        value = {">=": r["elo_ci95"][0], "<=": r["elo_ci95"][1]}.get(bound, r["elo"])
+        draw.rectangle([min(x(0), x(value)), y - 12, max(x(0), x(value)), y + 12], fill=(70, 130, 190))
         ends = [lo if bound == "<=" else r["elo_ci95"][0], hi if bound == ">=" else r["elo_ci95"][1]]
         draw.line([(x(ends[0]), y), (x(ends[1]), y)], fill="black", width=2)
         for end, is_open in zip(ends, (bound == "<=", bound == ">="), strict=True):
@@ -149,7 +151,7 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
                 draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
         draw.text((left - 10, y), str(r["player"])[-24:], fill="black", font=font, anchor="rm")
         # The value goes past the interval's end, so the error bar never covers it.
-        draw.text((x(max(r["elo"], ends[1], 0.0)) + 8, y), bound + f"{r['elo']:+.0f}",
+        draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + f"{value:+.0f}",
                   fill="black", font=font, anchor="lm")
     return _save_png(img, out_png)
 

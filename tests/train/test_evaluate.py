@@ -230,3 +230,29 @@ def test_warnings_of_worker_processes_are_shown_once(tmp_path):
     with pytest.warns(UserWarning, match="trained under rules") as caught:
         evaluate(str(path), "race", 4, seed=0, workers=2, chunk_pairs=1)  # two chunks, two workers
     assert sum("trained under rules" in str(w.message) for w in caught) == 1
+
+
+def test_a_sweep_is_printed_as_the_end_of_its_interval_not_the_pseudo_win_value(monkeypatch, capsys):
+    import train.evaluate as ev
+    from train.cli import _print_ladder
+
+    class _Result:
+        def __init__(self, points):
+            self.points_a = np.array(points)
+
+        def summary(self):
+            n = len(self.points_a)
+            return {"player_a": "a", "player_b": "b", "games": n, "points_per_game": -1.99,
+                    "ci95": [-2.0, -1.98], "win_rate": 0.0, "win_rate_ci95": [0.0, 0.01],
+                    "mars_rate_a": 0.0, "mars_rate_b": 0.99}
+
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result([-2] * 2000))  # b sweeps a
+    out = ev.ladder(["a", "b"], 2000)
+    b = out["ratings"][1]
+    assert b["group"] == 0 and out["ratings"][0]["group"] == 1
+    lower = b["elo_ci95"][0]
+    assert lower < b["elo"] - 100  # the pseudo-win value is far above what the games support
+    _print_ladder(out)
+    printed = capsys.readouterr().out
+    assert f"| >={lower:+.0f} | [{lower:+.0f}, +inf] |" in printed
+    assert f"{b['elo']:+.0f} |" not in printed
