@@ -1,10 +1,13 @@
 """Baseline bots: hand-written evaluations of afterstates, from weak to strong.
 
 Each bot scores every candidate afterstate from the mover's view and plays the
-best (exact ties go to the earliest result in FORMATS.md's sorted order when
-the caller passes the movers' colours, else to the earliest in the core's
-order). They are deterministic: the same position and roll always get the
-same play.
+best; exact ties (frequent: every play of a roll removes the same pips) go to
+the earliest afterstate in the core's order, which is the mover's view and so
+the same for both colours. (FORMATS.md's sorted results, which the network
+players' rare ties follow, are spelt in white's numbering: a bot breaking its
+many ties by them plays differently as white and as black; the racer lost
+about half a point a game more as black.) They are deterministic: the same
+position and roll always get the same play.
 
 - ``random`` (built into ``nardy_env.players``): uniform over the afterstates.
 - ``race``: a pure racer. It values progress (fewer pips), checkers borne off,
@@ -23,7 +26,6 @@ import numpy as np
 from nardy_env import Afterstates
 from nardy_env.core import NUM_CHECKERS, NUM_POINTS
 from nardy_env.encoding import raw_positions
-from nardy_env.notation import results_rank
 
 from .common import segment_argmax
 
@@ -123,8 +125,8 @@ class _ValueBot:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
-        ties = None if colors is None else results_rank(found.states, colors, found.offsets)
-        return segment_argmax(self.values(raw_positions(found.states)), found.offsets, ties)
+        # Ties to the core's (mover's-view) order whatever the colours: see the module's docstring.
+        return segment_argmax(self.values(raw_positions(found.states)), found.offsets)
 
     def equities(self, found: Afterstates) -> np.ndarray:
         """The bot's own scores of every afterstate (not game points)."""

@@ -86,7 +86,8 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
         if outcomes is not None and ply is not None:
             entry["outcomes"] = [round(float(x), 6) for x in outcomes[k]]
             entry["ply"] = int(ply[k])
-        entries.append((float(values[k]), entry))
-    # Best first; ties keep the NPN order of FORMATS.md's tie-break.
-    entries.sort(key=lambda e: (-e[0], e[1]["result"]))
-    return [e for _, e in entries]
+        # Ties: a network player's in FORMATS.md's order (the sorted results), a bot's in the
+        # core's order, as each plays them.
+        entries.append((float(values[k]), entry["result"] if isinstance(player, SearchPlayer) else k, entry))
+    entries.sort(key=lambda e: (-e[0], e[1]))
+    return [e for _, _, e in entries]
