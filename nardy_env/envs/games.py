@@ -125,6 +125,16 @@ def observation_bounds(obs_mode: str) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros_like(high), high
 
 
+def read_only(found: Afterstates) -> Afterstates:
+    """The same afterstates as read-only views (for code outside the env)."""
+    views = []
+    for arr in found:
+        view = arr.view()
+        view.setflags(write=False)
+        views.append(view)
+    return Afterstates(*views)
+
+
 def resolve_rules(rules: Rules | dict | None) -> Rules:
     """Rules from a Rules object, a dict of variant keys, or None (the default)."""
     if rules is None:
@@ -432,7 +442,8 @@ class GameBatch:
 
     def _opponent_turn(self, rows, reward, terminated):
         found = _afterstates(self.state[rows], self.dice[rows], self.rules)
-        picks = choose_indices(self.opponent, self.state[rows].copy(), found, self.opponent_rng,
+        # Read-only: an opponent (user code) that wrote into them would change the game.
+        picks = choose_indices(self.opponent, self.state[rows].copy(), read_only(found), self.opponent_rng,
                                colors=self.side[rows].copy())
         return self._end_turn(rows, found.states[picks], reward, terminated, agent_moved=False)
 

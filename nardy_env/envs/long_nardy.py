@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -23,6 +25,27 @@ from .games import (
 )
 
 __all__ = ["LongNardyEnv", "GameOverError", "render_text"]
+
+
+@contextlib.contextmanager
+def failure_needs_reset(env: Any) -> Iterator[None]:
+    """Around a step's or reset's turn-taking, which calls the opponent (user code): if anything
+    raises there, the game may be left mid-turn, so the env refuses to go on until ``reset()``
+    (saying why) rather than play on from a half-made turn."""
+    try:
+        yield
+    except BaseException as exc:
+        env._playable = False
+        env._failure = f"{type(exc).__name__}: {exc}"
+        exc.add_note(f"{type(env).__name__}: the game was left mid-turn; call reset() to start a new one")
+        raise
+    env._failure = None
+
+
+def failure_note(env: Any) -> str:
+    """Why the env needs a reset, when a failed step or reset is the reason."""
+    failure = getattr(env, "_failure", None)
+    return f" (the last step or reset failed mid-turn: {failure})" if failure else ""
 
 
 class GameOverError(gym.error.ResetNeeded, RuntimeError):
@@ -273,8 +296,10 @@ class LongNardyEnv(gym.Env):
             b.set_generator(0, self.np_random)
             b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
         self._started = True
-        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                                  np.zeros(1, dtype=np.int64), preset)
+        self._playable = False  # until the new game stands (an opponent that raises leaves none)
+        with failure_needs_reset(self):
+            _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                                      np.zeros(1, dtype=np.int64), preset)
         self._playable = not terminated[0]
         if terminated[0]:
             raise ValueError(opponent_ended_preset(options))
@@ -290,7 +315,7 @@ class LongNardyEnv(gym.Env):
 
     def step(self, action):
         if not self._playable:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise gym.error.ResetNeeded(f"call reset() before step(){self._failure_note()}")
         b = self.batch
         if b.over[0]:
             raise GameOverError("the game is over: call reset() to start a new one")
@@ -298,11 +323,15 @@ class LongNardyEnv(gym.Env):
         rows = np.zeros(1, dtype=np.int64)
         acts = np.array([a], dtype=np.int64)
         b.check(rows, acts, "LongNardy-v0")
-        reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))
+        with failure_needs_reset(self):
+            reward, terminated = b.advance(rows, acts, np.zeros(0, dtype=np.int64))
         if self.render_mode == "human":
             self.render()
         obs, info = self._result()
         return obs, float(reward[0]), bool(terminated[0]), False, info
+
+    def _failure_note(self) -> str:
+        return failure_note(self)
 
     def render(self):
         if self.render_mode is None:

@@ -18,11 +18,19 @@ from .games import (
     GameBatch,
     as_actions,
     observation_bounds,
+    read_only,
     resolve_color,
     resolve_opponent,
     resolve_rules,
 )
-from .long_nardy import opponent_ended_preset, render_rgb, render_text, start_presets
+from .long_nardy import (
+    failure_needs_reset,
+    failure_note,
+    opponent_ended_preset,
+    render_rgb,
+    render_text,
+    start_presets,
+)
 
 
 def split_afterstates(found: Afterstates) -> list[Afterstates]:
@@ -72,15 +80,6 @@ def _reset_mask(mask: Any, n: int) -> np.ndarray | None:
     if not mask.any():
         raise ValueError('reset option "reset_mask" must have at least one True (a sub-env to reset)')
     return mask
-
-
-def _read_only(found: Afterstates) -> Afterstates:
-    views = []
-    for arr in found:
-        view = arr.view()
-        view.setflags(write=False)
-        views.append(view)
-    return Afterstates(*views)
 
 
 __all__ = ["LongNardyVectorEnv", "split_afterstates"]
@@ -224,7 +223,7 @@ class LongNardyVectorEnv(VectorEnv):
         }
         if self.action_mode == "turn":
             # Read-only views: the env keeps playing from these arrays.
-            info["afterstates"] = _read_only(b.found)
+            info["afterstates"] = read_only(b.found)
         for key in list(info):
             info[f"_{key}"] = np.ones(self.num_envs, dtype=bool)
         return b.observations(), info
@@ -233,7 +232,7 @@ class LongNardyVectorEnv(VectorEnv):
         if self.closed:
             raise error.ClosedEnvironmentError(f"{what}() on a closed LongNardyVectorEnv")
         if not self._playable:
-            raise error.ResetNeeded(f"call reset() before {what}()")
+            raise error.ResetNeeded(f"call reset() before {what}(){failure_note(self)}")
 
     def action_masks(self) -> np.ndarray:
         """bool ``[num_envs, n_actions]``: the legal actions of every sub-env now."""
@@ -263,7 +262,9 @@ class LongNardyVectorEnv(VectorEnv):
         self._started = True
         self._autoreset[rows] = False
         self._steps[rows] = 0
-        _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), rows, presets)
+        self._playable = False  # until every new game stands (an opponent that raises leaves some mid-turn)
+        with failure_needs_reset(self):
+            _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), rows, presets)
         self._playable = not terminated.any()
         if terminated.any():
             raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))
@@ -276,7 +277,8 @@ class LongNardyVectorEnv(VectorEnv):
         play_rows = self._all if reset_rows.size == 0 else np.flatnonzero(~self._autoreset)
         play_actions = actions[play_rows]
         self.batch.check(play_rows, play_actions, "sub-env {}")
-        reward, terminated = self.batch.advance(play_rows, play_actions, reset_rows)
+        with failure_needs_reset(self):
+            reward, terminated = self.batch.advance(play_rows, play_actions, reset_rows)
         self._steps[reset_rows] = 0
         self._steps[play_rows] += 1
         if self.max_episode_steps is not None:

@@ -10,7 +10,17 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import nardy_env  # noqa: F401  (registers LongNardy-v0)
-from nardy_env import MAX_RESULTS, NUM_CHECKERS, OFF_MOVER, Color, Rules, flip, legal_afterstates, parse_npn
+from nardy_env import (
+    MAX_RESULTS,
+    NUM_CHECKERS,
+    OFF_MOVER,
+    START_NPN,
+    Color,
+    Rules,
+    flip,
+    legal_afterstates,
+    parse_npn,
+)
 from nardy_env.encoding import NUM_FEATURES, RAW_SIZE, features, raw_positions
 from nardy_env.envs import (
     PASS_ACTION,
@@ -304,3 +314,51 @@ def test_any_action_legal_wrapper_maps_every_action_to_a_legal_one():
     assert (got[0] == expected[0]).all() and got[1:4] == expected[1:4]
     with pytest.raises(IllegalActionError):
         env.step(0.5)
+
+
+@pytest.mark.parametrize("vector", [False, True])
+def test_an_opponent_that_raises_leaves_the_env_needing_a_reset_not_half_moved(vector):
+    calls = {"n": 0, "fail": False}
+
+    def flaky(states, found, rng):
+        calls["n"] += 1
+        if calls["fail"]:
+            raise RuntimeError("bot crashed")
+        return np.zeros(len(states), dtype=np.int64)
+
+    env = (LongNardyVectorEnv(2, opponent=flaky, agent_color="white") if vector
+           else LongNardyEnv(opponent=flaky, agent_color="white"))
+    env.reset(seed=1)
+    calls["fail"] = True
+    with pytest.raises(RuntimeError, match="bot crashed") as raised:
+        for _ in range(10):  # until the opponent's turn comes
+            env.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    assert "call reset() to start a new one" in " ".join(raised.value.__notes__)
+    # The agent's move was made and the opponent's was not: no step plays on from there.
+    with pytest.raises(gym.error.ResetNeeded, match="failed mid-turn: RuntimeError: bot crashed"):
+        env.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    calls["fail"] = False
+    env.reset(seed=2)  # a reset starts afresh
+    env.step(np.zeros(2, dtype=np.int64) if vector else 0)
+    # A reset that fails in the opponent's opening turn (white, to move in START_NPN) alike.
+    black = (LongNardyVectorEnv(2, opponent=flaky, agent_color="black") if vector
+             else LongNardyEnv(opponent=flaky, agent_color="black"))
+    black.reset(seed=0, options={"position": START_NPN})
+    calls["fail"] = True
+    with pytest.raises(RuntimeError, match="bot crashed"):
+        black.reset(seed=0, options={"position": START_NPN})
+    with pytest.raises(gym.error.ResetNeeded, match="failed mid-turn"):
+        black.step(np.zeros(2, dtype=np.int64) if vector else 0)
+
+
+def test_an_opponent_cannot_write_into_the_envs_afterstates():
+    def vandal(states, found, rng):
+        found.states[:] = 0
+        return np.zeros(len(states), dtype=np.int64)
+
+    env = LongNardyEnv(opponent=vandal, agent_color="black")  # the opponent (white) may move first
+    with pytest.raises(ValueError, match="read-only"):
+        for seed in range(20):
+            env.reset(seed=seed)
+            for _ in range(4):
+                env.step(0)
