@@ -109,7 +109,10 @@ class SearchPlayer:
 
     def equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
         """n-ply equity of mover's-view afterstates (default: this player's ply)."""
-        ply = self.ply if ply is None else ply
+        if ply is None:
+            ply = self.ply
+        elif isinstance(ply, bool) or not isinstance(ply, int | np.integer) or ply < 0:
+            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if ply == 0:
             return self.static_equity(states)
         over, exact = _terminal_equity(states)

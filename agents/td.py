@@ -9,7 +9,7 @@ a file and a killed writer leaves the previous checkpoint intact.
 
 from __future__ import annotations
 
-import errno
+import io
 import pickle
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,12 @@ class TorchEvaluator:
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT_RULES,
                     **extra: Any) -> Path:
-    """Write a checkpoint atomically; ``extra`` (training state) is stored alongside."""
+    """Write a checkpoint atomically; ``extra`` (training state) is stored alongside.
+
+    ``extra`` may hold tensors and plain data (dicts, lists, numbers, strings), which
+    ``load_checkpoint`` reads back; anything else, or a key of the checkpoint's own, is
+    refused before the file at ``path`` is touched.
+    """
     path = Path(path)
     payload = {
         "format": CHECKPOINT_FORMAT,
@@ -62,13 +67,20 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
         "state_dict": network.state_dict(),
         "rules": rules.to_dict(),
         "features_version": FEATURES_VERSION,
-        **extra,
     }
-    try:
-        write_atomic(path, lambda fh: torch.save(payload, fh))
-    except RuntimeError as exc:  # torch's zip writer reports a failed write (a full disk) this way
-        raise OSError(errno.EIO, f"writing failed ({_first_line(exc)}; is the disk full?)",
-                      str(path)) from None
+    clash = sorted(set(extra) & set(payload))
+    if clash:
+        raise ValueError(f"save_checkpoint: {clash} are the checkpoint's own keys; give the extra data other names")
+    payload.update(extra)
+    data = io.BytesIO()
+    torch.save(payload, data)
+    try:  # what load_checkpoint would refuse is not written (over a good checkpoint, at that)
+        torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise ValueError(f"save_checkpoint: the extra data {sorted(extra)} holds objects other than tensors "
+                         f"and plain data, which load_checkpoint does not load ({_first_line(exc)})") from None
+    # Written whole or not at all; a full disk is the OSError the write raises (ENOSPC).
+    write_atomic(path, lambda fh: fh.write(data.getbuffer()))
     return path
 
 

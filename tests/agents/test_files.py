@@ -43,19 +43,50 @@ def test_a_failed_write_keeps_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["file.bin"]
 
 
-def test_a_checkpoint_torch_cannot_write_is_an_oserror_naming_the_file(tmp_path, monkeypatch):
+def test_a_checkpoint_that_does_not_fit_on_the_disk_leaves_nothing_behind(tmp_path, monkeypatch):
     import errno
 
+    import agents.files
     import agents.td
     from agents.network import TDNetwork
 
-    def cut_short(payload, fh):
-        fh.write(b"PK")
-        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 31040 vs 30932")
+    real_fdopen = agents.files.os.fdopen
 
-    monkeypatch.setattr(agents.td.torch, "save", cut_short)
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            self.fh.write(bytes(data)[:10])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(self.fh, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+    monkeypatch.setattr(agents.files.os, "fdopen", lambda *a, **k: Full(real_fdopen(*a, **k)))
     path = tmp_path / "checkpoint.pt"
-    with pytest.raises(OSError, match="writing failed .*unexpected pos.*is the disk full") as caught:
+    with pytest.raises(OSError) as caught:
         agents.td.save_checkpoint(path, TDNetwork([8]))
-    assert caught.value.errno == errno.EIO and caught.value.filename == str(path)
+    assert caught.value.errno == errno.ENOSPC
     assert not path.exists() and list(tmp_path.iterdir()) == []  # no half-written file
+
+
+def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_is_replaced(tmp_path):
+    import numpy as np
+
+    from agents.network import TDNetwork
+    from agents.td import load_checkpoint, save_checkpoint
+
+    path = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork([8]), note="first")
+    good = path.read_bytes()
+    with pytest.raises(ValueError, match="objects other than tensors"):
+        save_checkpoint(path, TDNetwork([8]), scores=np.arange(3))
+    with pytest.raises(ValueError, match=r"\['state_dict'\] are the checkpoint's own keys"):
+        save_checkpoint(path, TDNetwork([8]), state_dict={})
+    assert path.read_bytes() == good and load_checkpoint(path)[1]["note"] == "first"

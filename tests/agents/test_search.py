@@ -112,3 +112,19 @@ def test_search_player_plays_its_best_value():
 def test_negative_ply_is_rejected():
     with pytest.raises(ValueError, match="ply"):
         SearchPlayer(LinearEvaluator(), ply=-1)
+
+
+def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever():
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import TorchEvaluator
+    from nardy_env import initial_states
+
+    torch.manual_seed(0)
+    player = SearchPlayer(TorchEvaluator(TDNetwork((4,))))
+    states = initial_states(1)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="ply must be a whole number"):
+            player.equity(states, ply=bad)
+    assert np.isfinite(player.equity(states, ply=np.int64(0))).all()
