@@ -57,6 +57,8 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
 
 def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player | None:
     """The network player in a run directory, checkpoint file or exported folder, or None."""
+    if path.name in ("policy.onnx", "policy.json") and path.is_file():
+        path = path.parent  # a file of an exported folder names the folder
     exported = (path / "policy.onnx").is_file() or (path / "policy.json").is_file()
     checkpoint = path / "checkpoint.pt"
     if exported:

@@ -26,7 +26,7 @@ from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, as_rules
 
 from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
 
@@ -54,6 +54,7 @@ def rules_to_play(source: object, trained: Rules, asked: Rules | None) -> Rules:
     under; a warning when the two differ (the player never learnt the rules it plays)."""
     if asked is None:
         return trained
+    asked = as_rules(asked)
     if asked != trained:
         warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
                       f"{asked.to_json()}, which it never learnt (leave --rules out, or pass "
@@ -83,7 +84,7 @@ class SearchPlayer:
                           f"{'a minute or so' if ply == 3 else 'hours'} a move", stacklevel=2)
         self.evaluator = evaluator
         self.ply = int(ply)
-        self.rules = rules
+        self.rules = as_rules(rules)
         self.filter_k = int(filter_k)
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.batch = batch

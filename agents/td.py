@@ -19,7 +19,7 @@ import torch
 
 from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, as_rules
 
 from .files import file_sha256, write_atomic
 from .network import TDNetwork
@@ -65,7 +65,7 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
         "format": CHECKPOINT_FORMAT,
         "network": network.shape(),
         "state_dict": network.state_dict(),
-        "rules": rules.to_dict(),
+        "rules": as_rules(rules).to_dict(),
         "features_version": FEATURES_VERSION,
     }
     clash = sorted(set(extra) & set(payload))

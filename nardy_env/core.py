@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
 
-from .rules import DEFAULT_RULES, Rules
+from .rules import DEFAULT_RULES, Rules, as_rules
 
 __all__ = [
     "NUM_POINTS",
@@ -625,13 +625,27 @@ def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity)
     return out_states[:m], out_moves[:m], out_nmoves[:m], offsets
 
 
+def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
+    """An integer per position (or one for all), as int64 ``[batch]``."""
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise StateError(f"{name} must be integers, got {arr.dtype} {np.ravel(arr)[:3].tolist()}")
+    try:
+        return np.broadcast_to(arr.astype(np.int64), (batch,)).copy()
+    except ValueError:
+        raise StateError(f"{name} must be one integer or one per position ({batch}), got shape "
+                         f"{list(arr.shape)}") from None
+
+
 def _check_dice(dice: np.ndarray, batch: int) -> np.ndarray:
     arr = np.asarray(dice)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.shape != (batch, 2):
         raise StateError(f"dice must have shape [{batch}, 2] to match the states, got {list(np.shape(dice))}")
-    if not np.issubdtype(arr.dtype, np.integer) or (arr < 1).any() or (arr > 6).any():
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise StateError(f"dice must be integers 1..6, got {arr.dtype} values {arr[:1].tolist()}")
+    if (arr < 1).any() or (arr > 6).any():
         raise StateError(f"dice must be integers 1..6, got {arr[((arr < 1) | (arr > 6)).any(axis=1)][:1].tolist()}")
     return arr.astype(np.int64, copy=False)
 
@@ -702,6 +716,7 @@ def legal_afterstates(
     (default: the CPUs this process may use). A finished game (a side has
     borne off all 15) is rejected with StateError: it has no moves.
     """
+    rules = as_rules(rules)
     if validate:
         states = validate_states(states)
         _check_not_over(states)
@@ -711,7 +726,7 @@ def legal_afterstates(
         dice = np.ascontiguousarray(dice, dtype=np.int64)
     ndice = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2).astype(np.int64)
     heads_used = np.zeros(states.shape[0], dtype=np.int64)
-    return _run(states, dice, ndice, heads_used, turn_head_limit(states, dice, rules), rules, threads)
+    return _run(states, dice, ndice, heads_used, _turn_head_limit(states, dice, rules), rules, threads)
 
 
 def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> np.ndarray:
@@ -720,8 +735,12 @@ def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT
     The exception applies when all 15 checkers stand on the head (the player's
     first turn) and the roll is a double whose face is in ``rules.head_exception``.
     """
-    states = np.asarray(states)
-    dice = np.asarray(dice)
+    rules = as_rules(rules)
+    states = validate_states(states)
+    return _turn_head_limit(states, _check_dice(dice, states.shape[0]), rules)
+
+
+def _turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules) -> np.ndarray:
     first_turn = states[:, HEAD_INDEX] == NUM_CHECKERS
     exception = (dice[:, 0] == dice[:, 1]) & rules.head_mask[dice[:, 0]]
     return np.where(first_turn & exception, 2, 1).astype(np.int64)
@@ -751,18 +770,24 @@ def legal_continuations(
     dice of a non-double remain); each result's ``num_moves`` says how many
     dice it plays, so a caller can require the number its whole turn needs.
     """
+    rules = as_rules(rules)
     states = validate_states(states)
     _check_not_over(states)
     batch = states.shape[0]
     dice = _check_dice(dice, batch)
-    dice_left = np.broadcast_to(np.asarray(dice_left, dtype=np.int64), (batch,)).copy()
+    dice_left = _per_position("dice_left", dice_left, batch)
     doubles = dice[:, 0] == dice[:, 1]
     if ((dice_left < 1) | (dice_left > MAX_DICE_MOVES) | (~doubles & (dice_left != 2))).any():
         raise StateError("dice_left must be 1..4 when both dice are equal and 2 for two different dice")
-    heads_used = np.broadcast_to(np.asarray(heads_used, dtype=np.int64), (batch,)).copy()
-    head_limit = np.broadcast_to(np.asarray(head_limit, dtype=np.int64), (batch,)).copy()
+    heads_used = _per_position("heads_used", heads_used, batch)
+    head_limit = _per_position("head_limit", head_limit, batch)
     if ((head_limit < 1) | (head_limit > 2)).any():
         raise StateError("head_limit must be 1 or 2")
+    if ((heads_used < 0) | (heads_used > head_limit)).any():
+        raise StateError("heads_used must be 0..head_limit (checkers that have left the head this turn)")
+    left_on_head = states[:, HEAD_INDEX]
+    if (heads_used > NUM_CHECKERS - left_on_head).any():
+        raise StateError("heads_used is more than the checkers that are off the head")
     return _run(states, dice, dice_left, heads_used, head_limit, rules, threads)
 
 

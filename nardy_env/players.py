@@ -17,6 +17,7 @@ imports from the layers above it.
 from __future__ import annotations
 
 import inspect
+import os
 import warnings
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -24,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .core import Afterstates
-from .rules import DEFAULT_RULES, Rules
+from .rules import DEFAULT_RULES, Rules, as_rules
 
 __all__ = ["Player", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player", "choose_indices"]
 
@@ -145,7 +146,13 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
     named player under the default rules. A player object that searches under other rules
     than ``rules`` gets a warning: its look-ahead would not follow the game it plays.
     """
+    if rules is not None:
+        rules = as_rules(rules)
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
     if not isinstance(spec, str):
+        if inspect.isclass(spec):
+            raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(getattr(spec, "choose", None)):
             own = getattr(spec, "rules", None)
             searches = bool(getattr(spec, "ply", 0))
@@ -154,8 +161,6 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
                               "does not follow the game's rules", stacklevel=2)
             return spec
-        if inspect.isclass(spec):
-            raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(spec):
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "

@@ -114,3 +114,15 @@ class Rules:
 
 
 DEFAULT_RULES = Rules()
+
+
+def as_rules(rules: Any, what: str = "rules") -> Rules:
+    """A Rules object from a Rules object or a dict of variant keys (None: the default rules)."""
+    if isinstance(rules, Rules):
+        return rules
+    if rules is None:
+        return DEFAULT_RULES
+    if isinstance(rules, dict):
+        return Rules.from_dict(rules)
+    raise TypeError(f"{what} must be a Rules object or a dict of variant keys, got {type(rules).__name__}")
+

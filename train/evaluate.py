@@ -22,7 +22,7 @@ from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstate
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, available_cpus
 from nardy_env.game import opening_roll
 from nardy_env.players import Player, choose_indices, load_player
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, as_rules
 
 __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize"]
 
@@ -227,6 +227,13 @@ def default_workers(games: int) -> int:
     return max(1, min(available_cpus(), games // GAMES_PER_WORKER))
 
 
+def _check_match(games: Any, seed: Any) -> None:
+    if isinstance(games, bool) or not isinstance(games, int | np.integer) or games < 2 or games % 2:
+        raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
+
+
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None) -> MatchResult:
@@ -243,8 +250,8 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     Worker processes are spawned, so a script that calls this with named
     players needs the usual ``if __name__ == "__main__":``.
     """
-    if games < 2 or games % 2:
-        raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games}")
+    rules = as_rules(rules)
+    _check_match(games, seed)
     n_pairs = games // 2
     name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
     workers = default_workers(games) if workers is None else max(1, workers)
@@ -308,10 +315,18 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     rates on the Elo scale (``elo_ratings``), which do not saturate the way
     points per game do.
     """
+    if isinstance(players, str):
+        raise TypeError(f"players must be a list of players, got the string {players!r}")
     if len(players) < 2:
         raise ValueError("a ladder needs at least two players")
-    if len(set(players)) != len(players):
+    if len({p if isinstance(p, str) else id(p) for p in players}) != len(players):
         raise ValueError("each player may appear only once in a ladder")
+    rules = as_rules(rules)
+    _check_match(games, seed)
+    with warnings.catch_warnings():  # each match loads them again, and warns then
+        warnings.simplefilter("ignore")
+        for player in players:  # a name that is wrong fails now, not after the matches before it
+            load_player(player, rules)
     matches = []
     wins: list[int] = []
     for i in range(len(players)):

@@ -106,3 +106,14 @@ def test_a_player_object_searching_under_other_rules_than_the_game_warns(tmp_pat
         warnings.simplefilter("error")
         assert load_player(searcher, home) is searcher  # the same rules
         assert load_player(static, Rules()) is static  # 0-ply: its rules are never used
+
+
+def test_paths_classes_and_policy_files_are_named_as_users_give_them(tmp_path):
+    from pathlib import Path
+
+    from agents.bots import HeuristicBot
+
+    assert load_player(Path(SHIPPED_PLAYER)).name == str(SHIPPED_PLAYER)
+    assert load_player(str(SHIPPED_PLAYER / "policy.onnx")).name == str(SHIPPED_PLAYER)
+    with pytest.raises(TypeError, match=r"HeuristicBot is a class: pass an instance, HeuristicBot\(\)"):
+        load_player(HeuristicBot)

@@ -114,6 +114,8 @@ def test_threads_do_not_change_results():
 
 
 def test_bad_states_and_dice_raise_clear_errors():
+    from nardy_env import Rules
+
     good = initial_states(1)
     with pytest.raises(StateError, match="shape"):
         legal_afterstates(good[:, :20], [[6, 5]])
@@ -125,6 +127,15 @@ def test_bad_states_and_dice_raise_clear_errors():
     bad[0, 0] = 1
     with pytest.raises(StateError, match="mover has 16 checkers"):
         legal_afterstates(bad, [[6, 5]])
+    for dice in (["6", "5"], [6.0, 5.0], [True, True]):
+        with pytest.raises(StateError, match="dice must be integers 1..6"):
+            legal_afterstates(good, [dice])
+    # Rules as a dict of variant keys, as the environments take them; other things are named.
+    as_dict = legal_afterstates(good, [[6, 6]], {"head_exception": []})
+    assert (as_dict.states == legal_afterstates(good, [[6, 6]], Rules(head_exception=())).states).all()
+    assert as_dict.states[0, 23] == 14  # one checker off the head, not the default's two
+    with pytest.raises(TypeError, match="rules must be a Rules object or a dict"):
+        legal_afterstates(good, [[6, 5]], "home")
 
 
 def test_continuing_a_non_double_never_grants_the_head_exception():
@@ -144,3 +155,15 @@ def test_continuing_a_non_double_never_grants_the_head_exception():
         legal_continuations(after, [3, 3], 1, 1, 3)
     with pytest.raises(StateError, match="dice_left"):
         legal_continuations(after, [6, 3], 1, 1, 1)
+    # The counts of a turn under way are checked, not read as whatever they convert to.
+    with pytest.raises(StateError, match="heads_used must be 0..head_limit"):
+        legal_continuations(after, [3, 3], 1, -5, 2)
+    with pytest.raises(StateError, match="heads_used is more than the checkers that are off the head"):
+        legal_continuations(after, [3, 3], 1, 2, 2)
+    for name, args in (("dice_left", (1.5, 1, 1)), ("heads_used", (1, 1.9, 1)), ("head_limit", (1, 1, 1.7))):
+        with pytest.raises(StateError, match=f"{name} must be integers"):
+            legal_continuations(after, [3, 3], *args)
+    with pytest.raises(StateError, match="dice_left must be one integer or one per position"):
+        legal_continuations(after, [3, 3], [1, 1], 1, 1)
+    with pytest.raises(StateError, match="dice must be integers 1..6"):
+        turn_head_limit(start, np.array([[-1, -1]]))

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from agents.bots import HeuristicBot, RaceBot
+from nardy_env.players import PlayerNotFound
 from train.evaluate import evaluate, ladder, play_pairs, summarize
 
 
@@ -127,6 +128,7 @@ def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
                     "ci95": [self.ppg - 0.1, self.ppg + 0.1], "win_rate": 0.7, "win_rate_ci95": [0.65, 0.75]}
 
     monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result(a, b))
+    monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
     out = ev.ladder(["a", "b", "c"], 400)
     rating = out["fit"]["rating"]
     assert rating["df"] == 1 and rating["chi2"] > 100 and rating["ci_scale"] > 10
@@ -150,6 +152,7 @@ def test_ladder_counts_wins_exactly_so_one_lost_game_is_no_sweep(monkeypatch):
 
     # 40,000 games, one lost: the rounded win rate reads 1.0, the count does not
     monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result([-1] + [2] * 39_999))
+    monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
     out = ev.ladder(["b", "a"], 40_000)
     assert out["matches"][0]["win_rate"] == 0.0 or out["matches"][0]["win_rate"] == 1.0
     assert out["fit"]["sweep_groups"] == 1
@@ -247,6 +250,7 @@ def test_a_sweep_is_printed_as_the_end_of_its_interval_not_the_pseudo_win_value(
                     "mars_rate_a": 0.0, "mars_rate_b": 0.99}
 
     monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result([-2] * 2000))  # b sweeps a
+    monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
     out = ev.ladder(["a", "b"], 2000)
     b = out["ratings"][1]
     assert b["group"] == 0 and out["ratings"][0]["group"] == 1
@@ -256,3 +260,21 @@ def test_a_sweep_is_printed_as_the_end_of_its_interval_not_the_pseudo_win_value(
     printed = capsys.readouterr().out
     assert f"| >={lower:+.0f} | [{lower:+.0f}, +inf] |" in printed
     assert f"{b['elo']:+.0f} |" not in printed
+
+
+def test_bad_match_arguments_are_named_before_any_game_is_played(monkeypatch):
+    import train.evaluate as ev
+
+    # A dict of variant keys is taken wherever rules are.
+    assert evaluate("random", "race", 2, rules={"block_rule": "home"}).summary()["rules"]["block_rule"] == "home"
+    played = []
+    monkeypatch.setattr(ev, "play_pairs", lambda *a, **k: played.append(a))
+    for games, seed, match in ((4.0, 0, "games must be an even number"), (4, None, "seed must be a whole number"),
+                               (4, -1, "seed must be a whole number"), (True, 0, "games must be")):
+        with pytest.raises(ValueError, match=match):
+            evaluate("random", "race", games, seed=seed)
+    with pytest.raises(PlayerNotFound, match="no player named 'rase'"):
+        ev.ladder(["random", "race", "heuristic", "rase"], 2)
+    with pytest.raises(TypeError, match="a list of players, got the string"):
+        ev.ladder("random", 2)
+    assert played == []
