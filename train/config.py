@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from agents.files import write_atomic
@@ -96,6 +97,25 @@ class TrainConfig:
         def is_int(v: Any) -> bool:
             return isinstance(v, int) and not isinstance(v, bool)
 
+        # Types first (TrainConfig(...) and dataclasses.replace() come here without from_dict):
+        # an integer setting takes only whole numbers, a number setting any real number.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.type == "int":
+                if isinstance(value, np.integer):
+                    value = int(value)
+                    object.__setattr__(self, f.name, value)
+                if not is_int(value):
+                    raise ConfigError(f"{f.name} must be an integer, got {value!r}")
+            elif f.type == "float":
+                if isinstance(value, np.integer | np.floating):
+                    value = float(value)
+                    object.__setattr__(self, f.name, value)
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ConfigError(f"{f.name} must be a number, got {value!r}")
+            elif f.type == "str" and not isinstance(value, str):
+                raise ConfigError(f"{f.name} must be a string, got {value!r}")
+
         need(isinstance(self.name, str) and self.name.strip() != "", "name", "a non-empty string")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
@@ -129,7 +149,7 @@ class TrainConfig:
         need(0 < self.lr_final < math.inf, "lr_final", "a positive learning rate")
         need(self.batch_size > 0, "batch_size", "a positive number")
         need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
-        need(self.updates_per_sample > 0, "updates_per_sample", "a positive number")
+        need(0 < self.updates_per_sample < math.inf, "updates_per_sample", "a positive number")
         need(self.eval_every_games >= 0, "eval_every_games", "0 or more")
         need(self.eval_games >= 2 and self.eval_games % 2 == 0, "eval_games", "an even number >= 2")
         need(self.final_eval_games >= 0 and self.final_eval_games % 2 == 0, "final_eval_games",
@@ -215,9 +235,12 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
             raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
                               "a YAML file of your own works too: docs/training.md lists every key and its default)")
         try:
-            loaded = yaml.safe_load(path.read_text())
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                              "is it a YAML config?") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

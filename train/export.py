@@ -287,8 +287,12 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
-    if positions < 1:
-        raise ExportError(f"positions must be at least 1, got {positions}")
+    if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+        raise ExportError(f"positions must be a whole number, at least 1, got {positions!r}")
+    if isinstance(opset, bool) or not isinstance(opset, int):
+        raise ExportError(f"opset must be a whole number, got {opset!r}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < float("inf"):
+        raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -325,6 +329,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         raise ExportError(f"the exported graph does not pass onnx.checker: {exc}") from exc
     model_bytes = model.SerializeToString()
     opsets = {o.domain or "ai.onnx": int(o.version) for o in model.opset_import}
+    if opsets.get("ai.onnx", opset) != opset:  # the exporter could not convert to the opset asked for
+        raise ExportError(f"opset {opset} was asked for, but the {exporter} exporter wrote opset "
+                          f"{opsets.get('ai.onnx')}; nothing was written to {out} (the default, {DEFAULT_OPSET}, "
+                          "works with every exporter)")
 
     states = real_positions(positions, seed=seed, rules=rules)
     verification = _verify(model_bytes, network, states, tolerance, f"nothing was written to {out}")

@@ -395,6 +395,18 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
         export_policy(checkpoint, tmp_path / "file")
     with pytest.raises(ExportError, match="pass --force"):
         export_policy(checkpoint, exported[0])
+    for kwargs, message in (({"tolerance": float("nan")}, "tolerance must be a positive number"),
+                            ({"tolerance": "1e-5"}, "tolerance must be a positive number"),
+                            ({"opset": 18.0}, "opset must be a whole number"),
+                            ({"positions": 10.5}, "positions must be a whole number")):
+        with pytest.raises(ExportError, match=message):
+            export_policy(checkpoint, tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_opset_the_exporter_does_not_write_is_refused_not_replaced(checkpoint, tmp_path):
+    with pytest.raises(ExportError, match="opset 13 was asked for, but the dynamo exporter wrote opset 18"):
+        export_policy(checkpoint, tmp_path / "out", opset=13, positions=8)
     assert not (tmp_path / "out").exists()
 
 

@@ -125,3 +125,30 @@ def test_training_docs_list_every_setting_with_its_default():
         value = getattr(defaults, f.name)
         shown = json.dumps(list(value) if isinstance(value, tuple) else value)
         assert f"| `{f.name}` | `{shown}` |" in text, f"docs/training.md: no row for {f.name} = {shown}"
+
+
+def test_settings_made_in_python_are_checked_like_those_from_a_file():
+    import dataclasses
+
+    import numpy as np
+
+    for kwargs, message in (({"total_games": 1e6}, "total_games must be an integer"),
+                            ({"batch_size": 512.0}, "batch_size must be an integer"),
+                            ({"actors": True}, "actors must be an integer"),
+                            ({"seed": None}, "seed must be an integer"),
+                            ({"lr": "x"}, "lr must be a number"),
+                            ({"updates_per_sample": float("inf")}, "updates_per_sample: a positive number")):
+        with pytest.raises(ConfigError, match=message):
+            TrainConfig(**kwargs)
+    with pytest.raises(ConfigError, match="replay_size must be an integer"):
+        dataclasses.replace(TrainConfig(), replay_size=2e5)
+    config = TrainConfig(seed=np.int64(3), lr=np.float32(0.5))  # numpy numbers are plain numbers
+    assert type(config.seed) is int and type(config.lr) is float
+    assert TrainConfig.from_dict(config.to_dict()) == config
+
+
+def test_a_config_that_is_not_text_is_named(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"name: x\n\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="is not UTF-8 text"):
+        load_config(path)
