@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -124,9 +125,10 @@ class TDNetwork(nn.Module):
 
     def __init__(self, hidden: Sequence[int] = (128, 64)) -> None:
         super().__init__()
-        if not hidden or any(int(h) < 1 for h in hidden):
-            raise ValueError(f"hidden layer sizes must be positive integers, got {list(hidden)}")
-        self.hidden = [int(h) for h in hidden]
+        sizes = list(hidden) if isinstance(hidden, list | tuple) else None
+        if not sizes or any(isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1 for h in sizes):
+            raise ValueError(f"hidden must be a list of layer sizes, positive integers, got {hidden!r}")
+        self.hidden = [int(h) for h in sizes]
         self.features = RawFeatures()
         layers: list[nn.Module] = []
         width = NUM_FEATURES
@@ -141,6 +143,10 @@ class TDNetwork(nn.Module):
 
     def logits(self, raw: torch.Tensor) -> torch.Tensor:
         """Unnormalised outcome scores (the training loss works on these)."""
+        if not isinstance(raw, torch.Tensor) or raw.dim() != 2 or raw.shape[1] != RAW_SIZE:
+            shape = list(raw.shape) if hasattr(raw, "shape") else type(raw).__name__
+            raise ValueError(f"the network takes raw positions, a float tensor [N, {RAW_SIZE}] "
+                             f"(nardy_env.encoding.raw_positions), got {shape}")
         return self.body(self.features(raw))
 
     def forward(self, raw: torch.Tensor) -> torch.Tensor:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import enum
 import re
+from typing import Any
 
 import numpy as np
 
-from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE
+from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, validate_states
 
 __all__ = [
     "npn_sort_keys",
@@ -73,9 +74,23 @@ _INDEX = np.stack(
 
 def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarray:
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
+    color = _as_color(color)
     p = np.asarray(personal)
+    if p.dtype == np.bool_ or not np.issubdtype(p.dtype, np.integer) or (p < 0).any() or (p > NUM_POINTS).any():
+        raise ValueError(f"personal points are whole numbers 0..{NUM_POINTS} (0: borne off), got {personal!r}")
     common = np.where((color == Color.BLACK) & (p > 0), (p + HALF - 1) % NUM_POINTS + 1, p)
     return int(common) if common.ndim == 0 else common
+
+
+def _as_color(value: Any) -> Color:
+    """A Color from a Color, 0/1, or "w"/"b"/"white"/"black"; anything else is named."""
+    if isinstance(value, Color):
+        return value
+    if isinstance(value, str) and value.lower() in ("w", "b", "white", "black"):
+        return Color.from_letter(value.lower()[0])
+    if isinstance(value, int | np.integer) and not isinstance(value, bool) and value in (0, 1):
+        return Color(int(value))
+    raise ValueError(f"a colour is Color.WHITE or Color.BLACK (0 or 1, 'w' or 'b'), got {value!r}")
 
 
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -133,10 +148,17 @@ def parse_npn(text: str) -> tuple[np.ndarray, Color]:
     return state, side
 
 
-def format_npn(state: np.ndarray, side: Color) -> str:
-    """NPN of a mover's-view state row whose mover is ``side``."""
-    state = np.asarray(state)
-    side = Color(side)
+def format_npn(state: np.ndarray, side: Color, *, validate: bool = True) -> str:
+    """NPN of a mover's-view state row whose mover is ``side``.
+
+    ``validate=False`` skips the checks of the row (for states the rules core made)."""
+    arr = np.asarray(state)
+    if validate:
+        if arr.ndim != 1:
+            raise ValueError(f"format_npn takes one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}")
+        arr = validate_states(arr[None])[0]
+    state = arr
+    side = _as_color(side)
     sign = 1 if side == Color.WHITE else -1
     common = sign * state[_INDEX[side]].astype(np.int64)
     mover_off = int(state[OFF_MOVER])

@@ -91,7 +91,11 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
         picks = player.choose(states, found, rng, colors=np.asarray(colors))
     else:
         picks = player.choose(states, found, rng)
-    picks = np.asarray(picks, dtype=np.int64)
+    raw = np.asarray(picks)
+    if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
+        raise ValueError(f"player {getattr(player, 'name', player)!r} returned {raw.dtype} choices "
+                         f"{raw.ravel()[:3].tolist()}: choose() returns integer indices, one per position")
+    picks = raw.astype(np.int64)
     counts = found.counts()
     if picks.shape != counts.shape:
         raise ValueError(f"player {getattr(player, 'name', player)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "

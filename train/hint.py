@@ -78,7 +78,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     for k in range(found.states.shape[0]):
         n = int(found.num_moves[k])
         entry: dict[str, Any] = {
-            "result": format_npn(flip(found.states[k]), side.other),
+            "result": format_npn(flip(found.states[k]), side.other, validate=False),
             "equity": round(float(equity[k]), 6),
             "moves": [[to_common_point(int(f), side), to_common_point(int(t), side)]
                       for f, t in found.moves[k, :n]],

@@ -65,7 +65,7 @@ def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> 
     res = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     plays: list[Play] = []
     for k in range(res.states.shape[0]):
-        result = format_npn(flip(res.states[k]), side.other)
+        result = format_npn(flip(res.states[k]), side.other, validate=False)
         n = int(res.num_moves[k])
         moves = [
             [to_common_point(int(f), side), to_common_point(int(t), side)]

@@ -169,10 +169,9 @@ def resolve_color(color: Any) -> Color | None:
         if key in ("black", "b"):
             return Color.BLACK
         raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}")
-    try:
-        return Color(int(color))
-    except (TypeError, ValueError):
-        raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}") from None
+    if isinstance(color, int | np.integer) and not isinstance(color, bool) and color in (0, 1):
+        return Color(int(color))  # a Color is an int too
+    raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}")
 
 
 _PREFIX_MASKS: np.ndarray | None = None

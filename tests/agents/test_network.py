@@ -187,3 +187,14 @@ def test_a_damaged_checkpoint_only_ever_raises_checkpoint_error(tmp_path):
         except CheckpointError:
             damaged += 1
     assert damaged > 10
+
+
+def test_bad_layer_sizes_and_inputs_of_another_width_are_named():
+    for hidden in ("128", 128, [64.9], [0], [True]):
+        with pytest.raises(ValueError, match="hidden must be a list of layer sizes"):
+            TDNetwork(hidden)
+    net = TDNetwork((8,))
+    for width in (57, 211):  # the env's observations, not raw positions
+        with pytest.raises(ValueError, match=r"raw positions, a float tensor \[N, 50\]"):
+            net(torch.zeros(3, width))
+    assert net(torch.zeros(3, 50)).shape == (3, 4)

@@ -362,3 +362,18 @@ def test_an_opponent_cannot_write_into_the_envs_afterstates():
             env.reset(seed=seed)
             for _ in range(4):
                 env.step(0)
+
+
+def test_a_colour_or_a_choice_that_is_no_whole_number_is_refused():
+    for colour in (1.7, True, 2, "red"):
+        with pytest.raises(ValueError, match="agent_color must be 'white', 'black' or None"):
+            LongNardyEnv(opponent="random", agent_color=colour)
+    assert LongNardyEnv(opponent="random", agent_color=np.int64(1)).batch.agent_color == Color.BLACK
+
+    def sloppy(states, found, rng):
+        return np.full(len(states), 0.99)
+
+    env = LongNardyEnv(opponent=sloppy, agent_color="black")
+    with pytest.raises(ValueError, match="returned float64 choices .*integer indices"):
+        for seed in range(20):  # until the opponent opens
+            env.reset(seed=seed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nardy_env import START_NPN, Color, NPNError, flip, format_npn, initial_states, parse_npn
+from nardy_env import START_NPN, Color, NPNError, StateError, flip, format_npn, initial_states, parse_npn
 from tests.helpers import npn
 
 
@@ -124,3 +124,20 @@ def test_results_rank_is_the_order_of_the_sorted_npn_strings():
         rows = slice(found.offsets[i], found.offsets[i + 1])
         text = [format_npn(flip(s), Color(movers[i]).other) for s in found.states[rows]]
         assert [text[j] for j in np.argsort(rank[rows])] == sorted(text)
+
+
+def test_point_conversion_and_formatting_refuse_what_they_would_misread():
+    from nardy_env.notation import to_common_point
+
+    assert to_common_point(5, "b") == to_common_point(5, Color.BLACK) == 17  # a side letter is a colour
+    for point, colour, message in ((25, Color.BLACK, "whole numbers 0..24"), (3.7, Color.WHITE, "whole numbers"),
+                                   (5, "x", "a colour is"), (5, 2, "a colour is")):
+        with pytest.raises(ValueError, match=message):
+            to_common_point(point, colour)
+    start = initial_states(1)
+    with pytest.raises(ValueError, match=r"one state row \(shape \[26\]\)"):
+        format_npn(start, Color.WHITE)
+    bad = start[0].copy()
+    bad[0] = 3  # 18 white checkers
+    with pytest.raises(StateError):
+        format_npn(bad, Color.WHITE)
