@@ -135,6 +135,8 @@ def initial_states(n: int = 1) -> np.ndarray:
 def flip(states: np.ndarray) -> np.ndarray:
     """Turn positions over: the same positions from the opponent's view."""
     states = np.asarray(states)
+    if states.shape[-1:] != (STATE_SIZE,):
+        raise StateError(f"states must have {STATE_SIZE} columns, got shape {list(states.shape)}")
     out = np.empty_like(states)
     out[..., :HALF] = -states[..., HALF:NUM_POINTS]
     out[..., HALF:NUM_POINTS] = -states[..., :HALF]
@@ -180,6 +182,9 @@ def validate_states(states: np.ndarray) -> np.ndarray:
         raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(np.shape(states))}")
     if not np.issubdtype(arr.dtype, np.integer):
         raise StateError(f"states must be integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.unsignedinteger) and arr.size and (arr[:, :NUM_POINTS] > NUM_CHECKERS).any():
+        raise StateError(f"states must be signed integers (int8: the opponent's checkers are negative), "
+                         f"got dtype {arr.dtype}")
     board = arr[:, :NUM_POINTS].astype(np.int32)
     off = arr[:, NUM_POINTS:].astype(np.int32)
     if (off < 0).any() or (off > NUM_CHECKERS).any():

@@ -127,6 +127,10 @@ def test_bad_states_and_dice_raise_clear_errors():
     bad[0, 0] = 1
     with pytest.raises(StateError, match="mover has 16 checkers"):
         legal_afterstates(bad, [[6, 5]])
+    with pytest.raises(StateError, match="signed integers"):
+        legal_afterstates(good.astype(np.uint8), [[6, 5]])  # -15 read as 241
+    with pytest.raises(StateError, match="26 columns"):
+        flip(np.zeros((2, 30), dtype=np.int8))
     for dice in (["6", "5"], [6.0, 5.0], [True, True]):
         with pytest.raises(StateError, match="dice must be integers 1..6"):
             legal_afterstates(good, [dice])
