@@ -57,8 +57,8 @@ def rules_to_play(source: object, trained: Rules, asked: Rules | None) -> Rules:
     asked = as_rules(asked)
     if asked != trained:
         warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
-                      f"{asked.to_json()}, which it never learnt (leave --rules out, or pass "
-                      f"rules=None, to play it under its own)", stacklevel=3)
+                      f"{asked.to_json()}, which it never learnt (to play it under its own: leave --rules out "
+                      f"on the command line; in Python, load_player(name, None))", stacklevel=3)
     return asked
 
 

@@ -27,7 +27,8 @@ import numpy as np
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, as_rules
 
-__all__ = ["Player", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player", "choose_indices"]
+__all__ = ["Player", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player", "choose_indices",
+           "trained_rules"]
 
 
 @runtime_checkable
@@ -107,6 +108,19 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     return found.offsets[:-1] + picks
 
 
+def trained_rules(players: dict[str, Any]) -> Rules:
+    """The rules to play these players (by name) under when none are asked for: those the
+    network players among them were trained under (their ``rules``; see ``load_player(name,
+    None)``), or the default rules when none carries any. Raises ValueError, naming each
+    one's rules, when they were trained under different rules."""
+    trained = {name: p.rules for name, p in players.items() if isinstance(getattr(p, "rules", None), Rules)}
+    found = list(dict.fromkeys(trained.values()))
+    if len(found) > 1:
+        listed = "; ".join(f"{name}: {r.to_json()}" for name, r in trained.items())
+        raise ValueError(f"the players were trained under different rules ({listed}); choose the rules of the games")
+    return found[0] if found else DEFAULT_RULES
+
+
 def _resolvers():
     """The ``nardy.players`` resolvers: nardy's own (``agents``) first, then the others by name.
 
@@ -145,9 +159,9 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
     object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``.
 
     ``rules``: the rules of the games it will play; a network player named here searches
-    under them (with a warning if it was trained under others). None loads a network player
-    under the rules it was trained under (its ``rules`` attribute says which), and any other
-    named player under the default rules. A player object that searches under other rules
+    under them (with a warning if it was trained under others). None loads nardy's network
+    players under the rules they were trained under (their ``rules`` attribute says which),
+    and any other named player (a bot, a plugin's player) under the default rules. A player object that searches under other rules
     than ``rules`` gets a warning: its look-ahead would not follow the game it plays.
     """
     if rules is not None:

@@ -247,28 +247,21 @@ def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
 
 
 def _game_rules(command: str, specs, players, asked):
-    """The rules the games are played under: those ``--rules`` asks for; without it, those
-    the network players were trained under (said on stderr when not the default rules), or
-    the default rules when no player carries any. Players trained under different rules
-    need ``--rules``."""
+    """The rules of the games: ``--rules``, else those the players were trained under
+    (``trained_rules``), said on stderr when they are not the default rules."""
     from nardy_env import Rules
+    from nardy_env.players import trained_rules
 
     if asked is not None:
         return asked
-    trained = {spec: p.rules for spec, p in zip(specs, players, strict=True)
-               if isinstance(getattr(p, "rules", None), Rules)}
-    found = list(dict.fromkeys(trained.values()))
-    if not found:
-        return Rules()
-    if len(found) > 1:
-        listed = "; ".join(f"{spec}: {r.to_json()}" for spec, r in trained.items())
-        _usage_error(f"nardy {command}: the players were trained under different rules ({listed}); "
-                     "choose the rules of the games with --rules")
-    if found[0] != Rules():
-        print(f"nardy {command}: playing under the rules {', '.join(trained)} "
-              f"{'was' if len(trained) == 1 else 'were'} trained under: {found[0].to_json()} "
+    try:
+        rules = trained_rules(dict(zip(specs, players, strict=True)))
+    except ValueError as exc:
+        _usage_error(f"nardy {command}: {exc} with --rules")
+    if rules != Rules():
+        print(f"nardy {command}: playing under the rules the players were trained under: {rules.to_json()} "
               "(--rules chooses others)", file=sys.stderr, flush=True)
-    return found[0]
+    return rules
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -698,7 +691,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.add_argument("--rules", help="rule variants as JSON")
+    bench.add_argument("--rules", help="rule variants as JSON (with --search, default: those the player was "
+                                       "trained under)")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
     bench.add_argument("--num-envs", type=_COUNT, default=None, help="sub-environments for --env (default 256)")

@@ -287,12 +287,14 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
-    if isinstance(positions, bool) or not isinstance(positions, int) or positions < 1:
+    if isinstance(positions, bool) or not isinstance(positions, int | np.integer) or positions < 1:
         raise ExportError(f"positions must be a whole number, at least 1, got {positions!r}")
-    if isinstance(opset, bool) or not isinstance(opset, int):
+    if isinstance(opset, bool) or not isinstance(opset, int | np.integer):
         raise ExportError(f"opset must be a whole number, got {opset!r}")
-    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 < tolerance < float("inf"):
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float | np.integer | np.floating) \
+            or not 0 < tolerance < float("inf"):
         raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
+    positions, opset, tolerance = int(positions), int(opset), float(tolerance)
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -76,6 +76,11 @@ def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> 
     return plays
 
 
+STREAM_OPTIONS = {"rules": "--rules", "ply": "--ply", "top": "--top", "player": "--player", "policy": "--policy"}
+"""Keys a request line might carry to change its answer, which only the command line sets;
+any other key besides position and dice (a request id, say) is ignored."""
+
+
 def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
     """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
     try:
@@ -87,10 +92,10 @@ def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
     missing = [k for k in ("position", "dice") if k not in request]
     if missing:
         raise ValueError(f"missing key(s) {missing}")
-    unknown = sorted(set(request) - {"position", "dice"})
-    if unknown:  # answered under other rules than meant, or the like, it would mislead
-        raise ValueError(f"unknown key(s) {unknown}: a line has 'position' and 'dice' only"
-                         + (" (rule variants apply to the whole stream: --rules)" if "rules" in unknown else ""))
+    options = sorted(set(request) & set(STREAM_OPTIONS))
+    if options:  # answered without them, the line would get another answer than it asks for
+        raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: they apply to the whole "
+                         f"stream, as command-line options ({', '.join(STREAM_OPTIONS[k] for k in options)})")
     position, dice = request["position"], request["dice"]
     plays = legal_plays(position, parse_dice(dice), rules)
     return {

@@ -167,6 +167,7 @@ def reliability_picture(win: Any, points: Any, title: str = "") -> Any:
     from PIL import Image, ImageDraw, ImageFont
 
     panel, gap, top, bottom, left = 330, 70, 46, 56, 62
+    pad = 18  # inside each frame, so that the largest dot at an end stays in it
     w, h = left + 2 * panel + gap + 20, top + panel + bottom
     img = Image.new("RGB", (w, h), "white")
     draw = ImageDraw.Draw(img)
@@ -183,7 +184,8 @@ def reliability_picture(win: Any, points: Any, title: str = "") -> Any:
         x0 = left + k * (panel + gap)
 
         def xy(pred: float, actual: float, x0: float = x0, lo: float = lo, hi: float = hi) -> tuple[float, float]:
-            return (x0 + panel * (pred - lo) / (hi - lo), top + panel * (1 - (actual - lo) / (hi - lo)))
+            span = panel - 2 * pad
+            return (x0 + pad + span * (pred - lo) / (hi - lo), top + pad + span * (1 - (actual - lo) / (hi - lo)))
 
         for t in ticks:
             (tx, ty) = xy(t, t)

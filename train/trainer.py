@@ -219,6 +219,7 @@ class Trainer:
         self._made_folder = self._unstarted = False
         self._replay_saved: tuple[int, int, int] | None = None
         self._writer: Any = None
+        self._picture_from = 0  # games at the last reliability picture
         self.interrupted = False
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
@@ -633,6 +634,7 @@ class Trainer:
         session_start, session_games, session_updates, eval_seconds = last_log, self.games, self.updates, 0.0
         rates, previous_rates = RateWindow(), None
         since_picture = np.zeros((2, 3, 10))  # calibration counts since the last reliability picture
+        self._picture_from = self.games
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         updating = False
@@ -701,7 +703,9 @@ class Trainer:
                         bar.total = self.games
                     bar.update(out["games"])
                 now = time.perf_counter()
-                if now - last_log >= c.log_every_seconds:
+                # Not before a task has come back on the window's clock: the first one only
+                # starts it (the actors' start-up lies before it).
+                if now - last_log >= c.log_every_seconds and rates.games:
                     stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
                     last_log = now
                     if bar is not None:
@@ -777,7 +781,9 @@ class Trainer:
             return
         from train.plots import reliability_picture
 
-        picture = reliability_picture(since[0], since[1], f"Self-play calibration up to {self.games:,} games")
+        picture = reliability_picture(since[0], since[1], f"Self-play calibration, games {self._picture_from:,} "
+                                                          f"to {self.games:,}")
+        self._picture_from = self.games
         self._writer.add_image("calibration/reliability", np.asarray(picture), self.games, dataformats="HWC")
         since[:] = 0
 

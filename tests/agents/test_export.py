@@ -402,6 +402,9 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
         with pytest.raises(ExportError, match=message):
             export_policy(checkpoint, tmp_path / "out", **kwargs)
     assert not (tmp_path / "out").exists()
+    info = export_policy(checkpoint, tmp_path / "np", positions=np.int64(16), opset=np.int64(18),
+                         tolerance=np.float32(1e-5))  # numpy numbers are numbers
+    assert info["onnx"]["opset"] == 18
 
 
 def test_an_opset_the_exporter_does_not_write_is_refused_not_replaced(checkpoint, tmp_path):

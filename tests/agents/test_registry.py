@@ -117,3 +117,21 @@ def test_paths_classes_and_policy_files_are_named_as_users_give_them(tmp_path):
     assert load_player(str(SHIPPED_PLAYER / "policy.onnx")).name == str(SHIPPED_PLAYER)
     with pytest.raises(TypeError, match=r"HeuristicBot is a class: pass an instance, HeuristicBot\(\)"):
         load_player(HeuristicBot)
+
+
+def test_the_rules_of_a_match_are_those_its_network_players_learnt(tmp_path):
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+    from nardy_env import DEFAULT_RULES, Rules
+    from nardy_env.players import trained_rules
+
+    torch.manual_seed(0)
+    home = Rules(block_rule="home")
+    path = str(save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((4,)), home))
+    mine, bot = load_player(path, None), load_player("heuristic", None)
+    assert trained_rules({"mine": mine, "bot": bot}) == home
+    assert trained_rules({"bot": bot, "random": load_player("random")}) == DEFAULT_RULES
+    with pytest.raises(ValueError, match="trained under different rules"):
+        trained_rules({"mine": mine, "shipped": load_player("default", None)})

@@ -85,7 +85,10 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "dice" in lines[4]["error"]
     assert "empty line" in lines[8]["error"]
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
-    assert "unknown key(s) ['rules']" in lines[11]["error"] and "--rules" in lines[11]["error"]
+    assert "'rules' cannot be set per line" in lines[11]["error"] and "(--rules)" in lines[11]["error"]
+    # Other keys (a request id) are ignored.
+    tagged = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "id": 7}) + "\n")
+    assert tagged.returncode == 0 and json.loads(tagged.stdout)["results"]
 
 
 def test_moves_jsonl_bytes_that_are_not_utf8_get_an_error_line_whatever_the_locale():
