@@ -633,6 +633,7 @@ class Trainer:
         last_log = time.perf_counter()
         session_start, session_games, session_updates, eval_seconds = last_log, self.games, self.updates, 0.0
         rates, previous_rates = RateWindow(), None
+        started_slots: set[int] = set()  # actors that have returned a task this session
         since_picture = np.zeros((2, 3, 10))  # calibration counts since the last reliability picture
         self._picture_from = self.games
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -678,12 +679,14 @@ class Trainer:
                     else:
                         print(message, file=sys.stderr, flush=True)
                     self._actors[slot] = self._new_actor()
+                    started_slots.discard(slot)  # the replacement starts up too
                     self._submit(slot, weights_ref)
                     continue
                 deaths[slot] = 0
                 self._unstarted = False
                 t_learn = time.perf_counter()
-                rates.task_done(t_learn, out["games"], self.updates)
+                rates.task_done(t_learn, out["games"], self.updates, first_of_actor=slot not in started_slots)
+                started_slots.add(slot)
                 updating = True  # until the counters agree with the network again
                 loss = self.learn(out["raw"], out["targets"])
                 rates.learn_s += time.perf_counter() - t_learn
@@ -703,9 +706,9 @@ class Trainer:
                         bar.total = self.games
                     bar.update(out["games"])
                 now = time.perf_counter()
-                # Not before a task has come back on the window's clock: the first one only
-                # starts it (the actors' start-up lies before it).
-                if now - last_log >= c.log_every_seconds and rates.games:
+                # Not before a task per actor has come back on the window's clock (each actor's
+                # first lies partly in its start-up, and one task alone says little about several).
+                if now - last_log >= c.log_every_seconds and rates.tasks >= n_actors:
                     stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
                     last_log = now
                     if bar is not None:
@@ -858,14 +861,21 @@ class RateWindow:
         self.updates = updates  # the learner's count when the clock started
         self.learn_s = 0.0
         self.eval_s = 0.0
-        self.untimed = 0  # games of the session's first task
+        self.untimed = 0  # games of tasks begun before the clock ran (each actor's first)
+        self.tasks = 0  # tasks timed
 
-    def task_done(self, now: float, games: int, updates: int) -> None:
-        """A task of ``games`` games came back at ``now``, before the learner's ``updates``th update."""
-        if self.start is None:  # the session's first: its games were played before the clock ran
-            self.start, self.updates, self.untimed = now, updates, games
+    def task_done(self, now: float, games: int, updates: int, first_of_actor: bool = False) -> None:
+        """A task of ``games`` games came back at ``now``, before the learner's ``updates``th update.
+
+        ``first_of_actor``: the first task of its actor this session, begun during start-up,
+        so its games are not counted against the clock (the session's first also starts it)."""
+        if self.start is None:
+            self.start, self.updates = now, updates
+        if first_of_actor:
+            self.untimed += games
         else:
             self.games += games
+            self.tasks += 1
 
     def seconds(self, now: float) -> float:
         return 0.0 if self.start is None else now - self.start - self.eval_s
@@ -875,7 +885,8 @@ class RateWindow:
         both = RateWindow(self.start, self.updates)
         both.games = self.games + later.games
         both.learn_s, both.eval_s = self.learn_s + later.learn_s, self.eval_s + later.eval_s
-        both.untimed = self.untimed
+        both.untimed = self.untimed + later.untimed
+        both.tasks = self.tasks + later.tasks
         return both
 
     def measure(self, now: float, updates: int, session_start: float, session_eval_s: float) -> dict[str, float]:

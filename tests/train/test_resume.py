@@ -455,7 +455,8 @@ def test_rates_leave_out_actor_start_up_and_evaluations():
     from train.trainer import RateWindow
 
     first = RateWindow()  # a session's first window: the clock starts at the first finished task
-    first.task_done(now=30.0, games=64, updates=1000)  # 30 s of start-up before it: not counted
+    first.task_done(now=30.0, games=64, updates=1000, first_of_actor=True)  # after 30 s of start-up
+    first.task_done(now=30.5, games=64, updates=1005, first_of_actor=True)  # another actor's first: not counted
     first.task_done(now=31.0, games=64, updates=1010)
     first.task_done(now=32.0, games=64, updates=1020)
     first.eval_s = 1.0  # an evaluation inside the window
@@ -463,7 +464,7 @@ def test_rates_leave_out_actor_start_up_and_evaluations():
     assert rates["games_per_s"] == pytest.approx(128 / 2) and rates["updates_per_s"] == pytest.approx(30 / 2)
     # A window with only the first task back is measured from the session's start.
     lone = RateWindow()
-    lone.task_done(now=30.0, games=64, updates=0)
+    lone.task_done(now=30.0, games=64, updates=0, first_of_actor=True)
     assert lone.measure(now=32.0, updates=8, session_start=0.0, session_eval_s=0.0)["games_per_s"] == 2.0
     # A short last window is measured together with the one before it.
     later = RateWindow(start=33.0, updates=1030)
