@@ -9,7 +9,7 @@ import numpy as np
 
 from .core import OFF_MOVER, legal_afterstates
 from .notation import Color
-from .rules import DEFAULT_RULES, Rules
+from .rules import DEFAULT_RULES, Rules, as_rules
 
 __all__ = ["opening_roll", "roll_dice", "resignation_points", "ROLLS", "ROLL_WEIGHTS"]
 
@@ -37,6 +37,7 @@ def opening_roll(
     Returns ``(first, dice)``: the colour to move first (``Color`` values, int8
     ``[n]``) and its dice (int64 ``[n, 2]``).
     """
+    rules = as_rules(rules)
     rolls = roll_dice(rng, n)
     tied = rolls[:, 0] == rolls[:, 1]
     while tied.any():
@@ -64,6 +65,7 @@ def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
     opponent far from finishing, still concedes 2 points by resigning now (a
     conservative reading: it never grants a single game that is not secured).
     """
+    rules = as_rules(rules)
     state = np.asarray(state, dtype=np.int8)
     if state[OFF_MOVER] > 0:
         return 1

@@ -10,7 +10,7 @@ import numpy as np
 from nardy_env import OFF_MOVER, OFF_OPPONENT, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import available_cpus
 from nardy_env.game import opening_roll, roll_dice
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, as_rules
 
 __all__ = ["play_random_games", "bench_core"]
 
@@ -68,6 +68,7 @@ def play_random_games(
 
 def bench_core(games: int, seed: int = 0, rules: Rules = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
     """Time ``play_random_games`` (after a warm-up that compiles the core)."""
+    rules = as_rules(rules)
     play_random_games(8, np.random.default_rng(seed + 1), rules, threads)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
@@ -113,6 +114,7 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
     checker move in checker mode); ``cpu_seconds`` is this process's CPU time
     (all threads), which stays meaningful when other work shares the machine.
     """
+    rules = as_rules(rules)
     import gymnasium as gym
 
     import nardy_env  # noqa: F401  (registers LongNardy-v0)
@@ -158,6 +160,7 @@ def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int
     Decisions are taken on positions from games of the player against itself,
     one at a time, as ``nardy play`` and ``nardy hint`` take them.
     """
+    rules = as_rules(rules)
     from agents.registry import split_ply
     from nardy_env.players import load_player
 

@@ -76,6 +76,7 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
     Returns per-game arrays in pair order (game ``2k`` is pair k with A white):
     ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``.
     """
+    rules = as_rules(rules)
     pair_array = np.asarray(pair_ids, dtype=np.int64)
     n_pairs = len(pair_array)
     dice_src = _PairDice(seed, pair_array, rules)

@@ -51,7 +51,7 @@ from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
-from nardy_env.rules import CUBELESS, DEFAULT_RULES
+from nardy_env.rules import CUBELESS, DEFAULT_RULES, as_rules
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
            "add_export_arguments", "cmd_export"]
@@ -74,6 +74,7 @@ def real_positions(count: int, seed: int = 0, rules: Rules = DEFAULT_RULES, game
     the opening to bearing off, is a candidate; ``count`` of them are drawn
     without replacement (all of them if there are fewer).
     """
+    rules = as_rules(rules)
     rng = np.random.default_rng(seed)
     states = initial_states(games)
     active = np.arange(games)

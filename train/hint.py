@@ -13,7 +13,7 @@ from nardy_env import Rules, flip, format_npn, legal_afterstates, to_common_poin
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
 from nardy_env.players import Player
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, as_rules
 from train.moves import parse_dice, parse_live_npn
 
 __all__ = ["can_rank", "default_player_spec", "no_ranking", "rank_plays"]
@@ -50,6 +50,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES
     depth at which the equity was computed; candidates dropped by the move
     filter show their 0-ply equity).
     """
+    rules = as_rules(rules)
     d1, d2 = parse_dice(list(dice) if not isinstance(dice, list) else dice)
     state, side = parse_live_npn(npn)
     found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)

@@ -278,3 +278,17 @@ def test_bad_match_arguments_are_named_before_any_game_is_played(monkeypatch):
     with pytest.raises(TypeError, match="a list of players, got the string"):
         ev.ladder("random", 2)
     assert played == []
+
+
+def test_rules_as_a_dict_are_taken_by_the_match_and_hint_functions_too():
+    from nardy_env import START_NPN
+    from nardy_env.game import opening_roll
+    from train.hint import rank_plays
+
+    out = play_pairs(RaceBot(), HeuristicBot(), [0], seed=1, rules={"block_rule": "home"})
+    assert out["points_a"].shape == (2,)
+    assert opening_roll(np.random.default_rng(0), 3, {"opening": "reroll"})[1].shape == (3, 2)
+    black_first = START_NPN[:-1] + "b"
+    ranked = rank_plays(HeuristicBot(), black_first, [6, 6], {"head_exception": []})
+    assert [r["moves"] for r in ranked] == [[[12, 6]]]  # no first-turn exception: one checker leaves the head
+    assert [r["moves"] for r in rank_plays(HeuristicBot(), black_first, [6, 6])] == [[[12, 6], [12, 6]]]
