@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import Rules, RulesError
+from nardy_env import NUM_CHECKERS, Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 
 from .common import EQUITY_WEIGHTS, OUTCOMES
@@ -236,6 +236,9 @@ class OnnxEvaluator:
         raw = np.ascontiguousarray(raw, dtype=np.float32)
         if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
             raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
+        if not ((raw >= 0) & (raw <= NUM_CHECKERS)).all():  # NaN fails this too
+            raise ValueError(f"positions are checker counts 0..{NUM_CHECKERS} (docs/policy.md's 50 numbers); "
+                             f"row {int(np.flatnonzero(~((raw >= 0) & (raw <= NUM_CHECKERS)).all(axis=1))[0])} is not")
         outcomes, equity = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: raw})
         return outcomes, equity
 

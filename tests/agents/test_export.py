@@ -310,6 +310,9 @@ def test_toy_model_with_the_contract_loads(exported, tmp_path):
     folder = _with_model(exported, tmp_path, _toy_model())
     player = onnx_player(folder)
     assert player.evaluator.outcomes(np.zeros((3, 50), np.float32)).shape == (3, 4)
+    for bad in (np.full((2, 50), np.nan), np.array([[None] * 50]), -np.ones((1, 50)), np.full((1, 50), 16.0)):
+        with pytest.raises(ValueError, match="positions are checker counts 0..15"):
+            player.evaluator.run(bad)
 
 
 def test_missing_folder_file_and_files(exported, tmp_path):
