@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -92,10 +93,14 @@ def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
     missing = [k for k in ("position", "dice") if k not in request]
     if missing:
         raise ValueError(f"missing key(s) {missing}")
-    options = sorted(set(request) & set(STREAM_OPTIONS))
-    if options:  # answered without them, the line would get another answer than it asks for
-        raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: they apply to the whole "
-                         f"stream, as command-line options ({', '.join(STREAM_OPTIONS[k] for k in options)})")
+    # Answered without them, the line would get another answer than it asks for; a near miss
+    # ("Rules", "rule") is taken for what it surely means.
+    options = {key: option for key in request if key not in ("position", "dice")
+               for option in difflib.get_close_matches(str(key).lower(), STREAM_OPTIONS, n=1, cutoff=0.75)}
+    if options:
+        raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: such settings apply to "
+                         f"the whole stream, as command-line options "
+                         f"({', '.join(STREAM_OPTIONS[o] for o in options.values())})")
     position, dice = request["position"], request["dice"]
     plays = legal_plays(position, parse_dice(dice), rules)
     return {

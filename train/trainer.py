@@ -706,10 +706,11 @@ class Trainer:
                         bar.total = self.games
                     bar.update(out["games"])
                 now = time.perf_counter()
-                # Not before a task per actor has come back on the window's clock (each actor's
-                # first lies partly in its start-up, and one task alone says little about several).
+                # Not before as many tasks as actors have come back on the window's clock (each
+                # actor's first lies partly in its start-up, and one task says little about several).
                 if now - last_log >= c.log_every_seconds and rates.tasks >= n_actors:
-                    stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
+                    stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds, n_actors),
+                                      n_actors)
                     last_log = now
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats))
@@ -739,7 +740,8 @@ class Trainer:
                 # would give a rate from a task or two: measure it together with the one before.
                 if previous_rates is not None and rates.seconds(now) < c.log_every_seconds / 2:
                     rates = previous_rates.merged(rates)
-                stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds), n_actors)
+                stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds, n_actors),
+                                  n_actors)
             self._reliability(since_picture)
             updating = True
             self.save()
@@ -856,6 +858,7 @@ class RateWindow:
     """
 
     def __init__(self, start: float | None = None, updates: int = 0) -> None:
+        self.first = start is None  # the session's first window: its clock starts at the first task back
         self.start = start
         self.games = 0  # finished on this window's clock
         self.updates = updates  # the learner's count when the clock started
@@ -883,19 +886,27 @@ class RateWindow:
     def merged(self, later: RateWindow) -> RateWindow:
         """This window and the one after it as one."""
         both = RateWindow(self.start, self.updates)
+        both.first = self.first
         both.games = self.games + later.games
         both.learn_s, both.eval_s = self.learn_s + later.learn_s, self.eval_s + later.eval_s
         both.untimed = self.untimed + later.untimed
         both.tasks = self.tasks + later.tasks
         return both
 
-    def measure(self, now: float, updates: int, session_start: float, session_eval_s: float) -> dict[str, float]:
-        """games/s, updates/s and the learner's busy fraction. A first window with no task
-        timed yet (one task back so far) is measured from the session's start instead."""
-        if self.games:
-            elapsed, games = max(self.seconds(now), 1e-9), self.games
+    def measure(self, now: float, updates: int, session_start: float, session_eval_s: float,
+                actors: int = 1) -> dict[str, float]:
+        """games/s, updates/s and the learner's busy fraction.
+
+        A session's first window that ends with fewer timed tasks than ``actors`` (a short
+        session) is measured over the whole session, start-up and all: its few timed games
+        against the time every actor was busy would say too little. A later window with no
+        timed task (only a replacement actor's first) counts that task's games on its clock."""
+        if self.first and self.tasks < actors:
+            elapsed = max(now - session_start - session_eval_s, 1e-9)
+            games = self.games + self.untimed
         else:
-            elapsed, games = max(now - session_start - session_eval_s, 1e-9), self.untimed
+            elapsed = max(self.seconds(now), 1e-9)
+            games = self.games or self.untimed
         return {"games_per_s": games / elapsed, "updates_per_s": (updates - self.updates) / elapsed,
                 "learner_busy": self.learn_s / elapsed}
 

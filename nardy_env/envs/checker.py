@@ -42,7 +42,7 @@ from ..core import (
     Afterstates,
     legal_continuations,
 )
-from ..rules import DEFAULT_RULES, Rules
+from ..rules import DEFAULT_RULES, Rules, as_rules
 
 __all__ = [
     "NUM_FACES",
@@ -194,6 +194,7 @@ def checker_options(
     ``target_rows[i]`` is the row of ``targets`` holding row i's afterstates F.
     A turn with ``need == 0`` (no legal move) allows only ``PASS_ACTION``.
     """
+    rules = as_rules(rules)
     states = np.asarray(states, dtype=np.int8)
     n = states.shape[0]
     dice = np.asarray(dice, dtype=np.int64).reshape(n, 2)

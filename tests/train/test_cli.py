@@ -86,6 +86,8 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "empty line" in lines[8]["error"]
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
     assert "'rules' cannot be set per line" in lines[11]["error"] and "(--rules)" in lines[11]["error"]
+    near = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "Rule": {}}) + "\n")
+    assert near.returncode == 1 and "'Rule' cannot be set per line" in json.loads(near.stdout)["error"]
     # Other keys (a request id) are ignored.
     tagged = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "id": 7}) + "\n")
     assert tagged.returncode == 0 and json.loads(tagged.stdout)["results"]

@@ -473,3 +473,15 @@ def test_rates_leave_out_actor_start_up_and_evaluations():
     assert both.measure(now=33.1, updates=1040, session_start=0.0, session_eval_s=1.0)["games_per_s"] \
         == pytest.approx(192 / 2.1)
     assert later.seconds(33.1) == pytest.approx(0.1)
+    # A session too short for a timed task per actor: measured over the whole session instead.
+    short = RateWindow()
+    for k in range(4):  # four actors' first tasks, then one more
+        short.task_done(now=20.0 + k, games=64, updates=0, first_of_actor=True)
+    short.task_done(now=26.0, games=64, updates=0)
+    assert short.measure(now=26.0, updates=0, session_start=0.0, session_eval_s=0.0, actors=4)["games_per_s"] \
+        == pytest.approx(5 * 64 / 26)
+    # A later window holding only a replacement actor's first task counts it on its own clock.
+    replaced = RateWindow(start=600.0, updates=0)
+    replaced.task_done(now=605.0, games=128, updates=0, first_of_actor=True)
+    assert replaced.measure(now=606.0, updates=0, session_start=0.0, session_eval_s=0.0)["games_per_s"] \
+        == pytest.approx(128 / 6)
