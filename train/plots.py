@@ -17,8 +17,6 @@ _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
 
 def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None) -> Path:
     """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``."""
-    from PIL import Image, ImageDraw, ImageFont
-
     records = []
     for number, text in enumerate(Path(eval_jsonl).read_text().splitlines(), 1):
         if text.strip():
@@ -38,13 +36,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
 
     w, h = 900, 520
     left, right, top, bottom = 80, 170, 50, 70
-    img = Image.new("RGB", (w, h), "white")
-    draw = ImageDraw.Draw(img)
-    try:
-        font = ImageFont.load_default(size=15)
-        small = ImageFont.load_default(size=13)
-    except TypeError:  # Pillow < 10.1
-        font = small = ImageFont.load_default()
+    img, draw, font, small = _canvas(w, h, 15, 13)
     max_games = max(points[-1]["games_trained"], 1)
 
     def xy(games: float, rate: float) -> tuple[float, float]:
@@ -82,6 +74,18 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     return _save_png(img, out_png)
 
 
+def _canvas(w: int, h: int, size: int, small_size: int) -> tuple[Any, Any, Any, Any]:
+    """A white picture, its drawing handle, and Pillow's default font at two sizes."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    img = Image.new("RGB", (w, h), "white")
+    try:
+        font, small = ImageFont.load_default(size=size), ImageFont.load_default(size=small_size)
+    except TypeError:  # Pillow < 10.1
+        font = small = ImageFont.load_default()
+    return img, ImageDraw.Draw(img), font, small
+
+
 def _save_png(img: Any, out_png: str | Path) -> Path:
     """Write the picture atomically: a full disk leaves no empty or half-written file."""
     return write_atomic(Path(out_png), lambda fh: img.save(fh, format="PNG"))
@@ -110,18 +114,11 @@ def _nice_step(raw: float) -> float:
 
 def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
     """Elo ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
-    from PIL import Image, ImageDraw, ImageFont
-
     ratings = sorted(ladder["ratings"], key=lambda r: -r["elo"])
     w, row_h = 800, 44
     left, right, top, bottom = 190, 70, 50, 50
     h = top + bottom + row_h * len(ratings)
-    img = Image.new("RGB", (w, h), "white")
-    draw = ImageDraw.Draw(img)
-    try:
-        font = ImageFont.load_default(size=15)
-    except TypeError:  # Pillow < 10.1
-        font = ImageFont.load_default()
+    img, draw, font, _ = _canvas(w, h, 15, 15)
     lo = min(0.0, min(r["elo_ci95"][0] for r in ratings))
     hi = max(0.0, max(r["elo_ci95"][1] for r in ratings))
     step = _nice_step((hi - lo) / 5 or 100.0)
@@ -164,18 +161,10 @@ def reliability_picture(win: Any, points: Any, title: str = "") -> Any:
     over [-2, 2]). Each bin is a dot at (mean prediction, mean outcome), its area by its
     count; a well-calibrated network keeps its dots on the diagonal.
     """
-    from PIL import Image, ImageDraw, ImageFont
-
     panel, gap, top, bottom, left = 330, 70, 46, 56, 62
     pad = 18  # inside each frame, so that the largest dot at an end stays in it
     w, h = left + 2 * panel + gap + 20, top + panel + bottom
-    img = Image.new("RGB", (w, h), "white")
-    draw = ImageDraw.Draw(img)
-    try:
-        font = ImageFont.load_default(size=14)
-        small = ImageFont.load_default(size=12)
-    except TypeError:  # Pillow < 10.1
-        font = small = ImageFont.load_default()
+    img, draw, font, small = _canvas(w, h, 14, 12)
     draw.text((w / 2, 14), title or "Calibration: predicted vs actual", fill="black", font=font, anchor="mm")
     panels: list[tuple[Any, float, float, str, list[float]]] = [
         (win, 0.0, 1.0, "chance of winning", [0, 0.25, 0.5, 0.75, 1]),
