@@ -26,6 +26,7 @@ __all__ = [
     "parse_npn",
     "format_npn",
     "to_common_point",
+    "as_color",
 ]
 
 START_NPN = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w"
@@ -74,7 +75,7 @@ _INDEX = np.stack(
 
 def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarray:
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
-    color = _as_color(color)
+    color = as_color(color)
     p = np.asarray(personal)
     if p.dtype == np.bool_ or not np.issubdtype(p.dtype, np.integer) or (p < 0).any() or (p > NUM_POINTS).any():
         raise ValueError(f"personal points are whole numbers 0..{NUM_POINTS} (0: borne off), got {personal!r}")
@@ -82,7 +83,7 @@ def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarra
     return int(common) if common.ndim == 0 else common
 
 
-def _as_color(value: Any) -> Color:
+def as_color(value: Any) -> Color:
     """A Color from a Color, 0/1, or "w"/"b"/"white"/"black"; anything else is named."""
     if isinstance(value, Color):
         return value
@@ -158,7 +159,7 @@ def format_npn(state: np.ndarray, side: Color, *, validate: bool = True) -> str:
             raise ValueError(f"format_npn takes one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}")
         arr = validate_states(arr[None])[0]
     state = arr
-    side = _as_color(side)
+    side = as_color(side)
     sign = 1 if side == Color.WHITE else -1
     common = sign * state[_INDEX[side]].astype(np.int64)
     mover_off = int(state[OFF_MOVER])

@@ -54,10 +54,10 @@ except ModuleNotFoundError as exc:
 from .core import MAX_RESULTS, NUM_CHECKERS, Afterstates, flip
 from .encoding import RAW_SIZE, features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
-from .envs.games import GameBatch, as_action, observation_bounds, resolve_rules
+from .envs.games import GameBatch, as_action, observation_bounds
 from .envs.long_nardy import render_rgb, render_text, start_presets
 from .notation import Color
-from .rules import Rules
+from .rules import Rules, as_rules
 
 __all__ = ["env", "raw_env"]
 
@@ -90,7 +90,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ValueError(f"render_mode must be one of {list(RENDER_MODES)} or None, got {render_mode!r}")
-        self.rules = resolve_rules(rules)
+        self.rules = as_rules(rules)
         self.render_mode = render_mode
         self.batch = GameBatch(1, self.rules, action_mode, obs_mode)
         self.possible_agents = list(AGENTS)

@@ -40,7 +40,7 @@ from ..core import (
 )
 from ..encoding import NUM_FEATURES, RAW_SIZE, features, raw_positions
 from ..game import opening_roll, roll_dice
-from ..notation import Color
+from ..notation import Color, as_color
 from ..players import Player, choose_indices, load_player
 from ..rules import DEFAULT_RULES, Rules
 from .checker import (
@@ -63,7 +63,6 @@ __all__ = [
     "as_actions",
     "GameBatch",
     "observation_bounds",
-    "resolve_rules",
     "resolve_opponent",
     "resolve_color",
 ]
@@ -135,17 +134,6 @@ def read_only(found: Afterstates) -> Afterstates:
     return Afterstates(*views)
 
 
-def resolve_rules(rules: Rules | dict | None) -> Rules:
-    """Rules from a Rules object, a dict of variant keys, or None (the default)."""
-    if rules is None:
-        return DEFAULT_RULES
-    if isinstance(rules, Rules):
-        return rules
-    if isinstance(rules, dict):
-        return Rules.from_dict(rules)
-    raise TypeError(f"rules must be a Rules object or a dict of variant keys, got {type(rules).__name__}")
-
-
 def resolve_opponent(opponent: Any, rules: Rules) -> Player | None:
     """A Player from a name or folder (``load_player``), a Player object, or a plain callable."""
     if opponent is None:
@@ -162,16 +150,10 @@ def resolve_color(color: Any) -> Color | None:
     """``"white"``/``"w"``/``Color.WHITE``/0 and the black equivalents; None stays None."""
     if color is None:
         return None
-    if isinstance(color, str):
-        key = color.strip().lower()
-        if key in ("white", "w"):
-            return Color.WHITE
-        if key in ("black", "b"):
-            return Color.BLACK
-        raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}")
-    if isinstance(color, int | np.integer) and not isinstance(color, bool) and color in (0, 1):
-        return Color(int(color))  # a Color is an int too
-    raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}")
+    try:
+        return as_color(color.strip() if isinstance(color, str) else color)
+    except ValueError:
+        raise ValueError(f"agent_color must be 'white', 'black' or None (random), got {color!r}") from None
 
 
 _PREFIX_MASKS: np.ndarray | None = None

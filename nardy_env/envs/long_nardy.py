@@ -13,7 +13,7 @@ from gymnasium import spaces
 from ..core import MAX_RESULTS, Afterstates, outcome
 from ..notation import Color, parse_npn
 from ..render import board_text
-from ..rules import Rules
+from ..rules import Rules, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
 from .games import (
     GameBatch,
@@ -21,7 +21,6 @@ from .games import (
     observation_bounds,
     resolve_color,
     resolve_opponent,
-    resolve_rules,
 )
 
 __all__ = ["LongNardyEnv", "GameOverError", "render_text"]
@@ -260,7 +259,7 @@ class LongNardyEnv(gym.Env):
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.rules = resolve_rules(rules)
+        self.rules = as_rules(rules)
         self.render_mode = render_mode
         self.batch = GameBatch(
             1, self.rules, action_mode, obs_mode,
@@ -315,7 +314,7 @@ class LongNardyEnv(gym.Env):
 
     def step(self, action):
         if not self._playable:
-            raise gym.error.ResetNeeded(f"call reset() before step(){self._failure_note()}")
+            raise gym.error.ResetNeeded(f"call reset() before step(){failure_note(self)}")
         b = self.batch
         if b.over[0]:
             raise GameOverError("the game is over: call reset() to start a new one")
@@ -329,9 +328,6 @@ class LongNardyEnv(gym.Env):
             self.render()
         obs, info = self._result()
         return obs, float(reward[0]), bool(terminated[0]), False, info
-
-    def _failure_note(self) -> str:
-        return failure_note(self)
 
     def render(self):
         if self.render_mode is None:

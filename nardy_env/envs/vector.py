@@ -12,7 +12,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates
 from ..notation import Color
-from ..rules import Rules
+from ..rules import Rules, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
     GameBatch,
@@ -21,7 +21,6 @@ from .games import (
     read_only,
     resolve_color,
     resolve_opponent,
-    resolve_rules,
 )
 from .long_nardy import (
     failure_needs_reset,
@@ -193,7 +192,7 @@ class LongNardyVectorEnv(VectorEnv):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.num_envs = num_envs
-        self.rules = resolve_rules(rules)
+        self.rules = as_rules(rules)
         self.render_mode = render_mode
         self.action_mode = action_mode
         self.obs_mode = obs_mode
