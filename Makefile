@@ -1,5 +1,10 @@
 # The README's two commands. Each creates .venv itself and is idempotent.
+# PYTHON: the interpreter that makes .venv (3.11 or newer), e.g. `make test PYTHON=python3.12`.
+# TORCH_INDEX: a package index for torch alone; on Linux without a GPU,
+# `make train TORCH_INDEX=https://download.pytorch.org/whl/cpu` fetches the CPU
+# build (about 200 MB) instead of PyPI's, which pulls several GB of CUDA libraries.
 PYTHON ?= python3
+TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
@@ -8,13 +13,19 @@ TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: train test lint install install-test clean
 
+# Refuse an interpreter older than 3.11 before anything is installed, and say
+# how to recover from a .venv made by one.
+NEED_311 := import sys; sys.exit(sys.version_info < (3, 11))
+
 $(PY):
+	@$(PYTHON) -c '$(NEED_311)' || { echo "nardy needs Python 3.11 or newer; '$(PYTHON)' is $$($(PYTHON) --version 2>&1). Run: make $(MAKECMDGOALS) PYTHON=python3.12 (or another 3.11+)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
 # torch is installed first and pinned, so nothing later pulls a CUDA build.
 $(STAMP): pyproject.toml | $(PY)
-	$(PIP) install --quiet torch==2.13.0
+	@$(PY) -c '$(NEED_311)' || { echo "$(VENV) was made with $$($(PY) --version 2>&1); nardy needs 3.11 or newer. Run: make clean, then make $(MAKECMDGOALS) PYTHON=python3.12 (or another 3.11+)" >&2; exit 1; }
+	$(PIP) install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install --quiet -e .
 	touch $@
 
@@ -29,9 +40,11 @@ install-test: $(TEST_STAMP)
 train: $(STAMP)
 	$(VENV)/bin/nardy train --config configs/quick.yaml
 
-test: $(TEST_STAMP)
+lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check nardy_env agents train tests examples tools
 	$(VENV)/bin/mypy
+
+test: lint
 	$(VENV)/bin/python -m pytest -q tests
 
 clean:

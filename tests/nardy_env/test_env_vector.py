@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -273,6 +275,7 @@ def _step_in_a_forked_child(queue) -> None:
     queue.put("ok")
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no fork")
 def test_a_forked_process_can_use_the_batched_core_and_the_vector_env():
     """The core's thread pool does not survive a fork: a child that used the parent's would hang."""
     import multiprocessing

@@ -82,6 +82,7 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     assert re.search(r"this session \d+ games/s and \d+ updates/s \(evaluations excluded\)", out.stdout)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGKILL or process groups")
 def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ray_cluster):
     run = tmp_path / "killed"
     proc = subprocess.Popen(
