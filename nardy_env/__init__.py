@@ -26,7 +26,21 @@ from .core import (
 from .notation import START_NPN, Color, NPNError, format_npn, parse_npn, to_common_point
 from .rules import DEFAULT_RULES, Rules, RulesError
 
+
+def _distribution_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nardy")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
+#: The installed ``nardy`` distribution's version (``nardy --version`` prints it).
+__version__ = _distribution_version()
+
 __all__ = [
+    "__version__",
     "HEAD", "HEAD_INDEX", "HOME_SIZE", "MAX_DICE_MOVES", "MAX_RESULTS", "NUM_CHECKERS",
     "NUM_POINTS", "OFF_MOVER", "OFF_OPPONENT", "STATE_SIZE", "Afterstates", "StateError",
     "flip", "initial_states", "legal_afterstates", "legal_continuations", "turn_head_limit", "outcome", "pip_counts", "validate_states",

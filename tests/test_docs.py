@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCKS = [(doc, k, code) for doc in DOCS
           for k, code in enumerate(re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S))]
 
@@ -40,6 +40,28 @@ def test_relative_links_in_the_docs_resolve():
     for doc in DOCS:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text()):
             assert (doc.parent / target).exists(), f"{doc.name} links to {target}, which does not exist"
+
+
+def test_code_blocks_name_their_language():
+    """Every fenced block says what it holds (python, console, text...), for highlighting and screen readers."""
+    for doc in DOCS:
+        fences = re.findall(r"^```(.*)$", doc.read_text(), flags=re.M)
+        openers = fences[::2]
+        assert all(openers), f"{doc.name}: a code block opens with a bare ``` (add python, console, text...)"
+
+
+def _heading_anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a file's headings: lower case, punctuation dropped, spaces as hyphens."""
+    text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)  # a '#' comment in a code block is no heading
+    return {re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+            for title in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+
+
+def test_links_to_a_heading_name_one_that_exists():
+    for doc in DOCS:
+        for target, anchor in re.findall(r"\]\(([^)#:]*)#([^)]+)\)", doc.read_text()):
+            linked = doc.parent / target if target else doc
+            assert anchor in _heading_anchors(linked), f"{doc.name} links to {target}#{anchor}: no such heading"
 
 
 def test_cli_reference_lists_every_command_and_option():

@@ -40,9 +40,9 @@ def render() -> str:
     from train.cli import build_parser
 
     parser = build_parser()
-    parts = [INTRO, "```\n" + parser.format_help().rstrip() + "\n```\n"]
+    parts = [INTRO, "```text\n" + parser.format_help().rstrip() + "\n```\n"]
     for name, sub in subcommands(parser).items():
-        parts.append(f"## `nardy {name}`\n\n```\n{sub.format_help().rstrip()}\n```\n")
+        parts.append(f"## `nardy {name}`\n\n```text\n{sub.format_help().rstrip()}\n```\n")
     return "\n".join(parts)
 
 

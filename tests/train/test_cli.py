@@ -257,8 +257,13 @@ def test_conflicting_options_are_errors_not_silently_resolved(args, stdin, messa
 
 
 def test_version_and_set_errors_that_name_their_source():
+    from importlib.metadata import version
+
+    import nardy_env
+
     out = run("--version")
-    assert out.returncode == 0 and out.stdout.startswith("nardy ")
+    assert nardy_env.__version__ == version("nardy")
+    assert out.returncode == 0 and out.stdout.strip() == f"nardy {nardy_env.__version__}"
     out = run("train", "--config", "configs/smoke.yaml", "--set", "actors=abc")
     assert out.returncode == 2 and "with --set actors" in out.stderr and "must be an integer" in out.stderr
 
