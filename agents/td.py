@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -93,8 +94,9 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         raise CheckpointError(f"no checkpoint at {path}")
     with open(path, "rb") as fh:
         if fh.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
-            raise CheckpointError(f"{path} is not a checkpoint (not a file written by torch.save; "
+            raise CheckpointError(f"{path} is not a checkpoint (not a zip archive as torch.save writes; "
                                   "nardy train writes checkpoint.pt)")
+    _check_archive(path)
     try:
         # weights_only: a checkpoint named on the command line may come from anyone, and
         # ours hold only tensors and plain data, so nothing in it may run code on load.
@@ -108,19 +110,66 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
                               f"{_first_line(exc)}") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file")
+        found = payload.get("format") if isinstance(payload, dict) else None
+        newer = " (written by a newer nardy?)" if isinstance(found, str) and found.startswith("nardy-checkpoint/") else ""
+        raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file{newer}"
+                              + (f": its format is {found!r}" if found is not None else ""))
     if payload.get("features_version") != FEATURES_VERSION:
         raise CheckpointError(
             f"{path} was trained on features {payload.get('features_version')!r}; "
             f"this code computes {FEATURES_VERSION!r}"
         )
+    if "rules" not in payload:
+        raise CheckpointError(f"{path} records no rules (every {CHECKPOINT_FORMAT} file does: damaged or "
+                              "hand-made?), so nothing says which game it was trained for")
     try:
-        network = TDNetwork(payload["network"]["hidden"])
-        network.load_state_dict(payload["state_dict"])
-    except Exception as exc:  # a damaged file that still unpickled: missing keys, wrong shapes
-        raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): {_first_line(exc)}") from None
+        Rules.from_dict(payload["rules"])
+    except ValueError as exc:
+        raise CheckpointError(f"{path}: its rules cannot be read: {exc}") from None
+    network = _network_for(path, payload)
     payload["path"] = str(path)
     return network, payload
+
+
+def _check_archive(path: Path) -> None:
+    """Refuse a checkpoint whose zip entries fail their checksums (torch.load does not check them)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except Exception as exc:  # any damage to the archive's directory (bad names, sizes, offsets)
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
+                              f"{_first_line(exc)}") from None
+    if bad is not None:
+        raise CheckpointError(f"{path} is damaged: its entry {bad!r} fails its checksum")
+
+
+def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
+    """The network the checkpoint describes, with its weights, or an error naming what does not fit."""
+    shape, weights = payload.get("network"), payload.get("state_dict")
+    if not isinstance(shape, dict) or not isinstance(weights, dict):
+        raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): it lacks the network's "
+                              "shape or weights")
+    try:
+        network = TDNetwork(shape.get("hidden"))
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{path}: its network shape cannot be built: {_first_line(exc)}") from None
+    expected = {name: tuple(t.shape) for name, t in network.state_dict().items()}
+    stored = {name: tuple(t.shape) for name, t in weights.items() if isinstance(t, torch.Tensor)}
+    problems = [f"{name} is missing" for name in expected if name not in weights]
+    problems += [f"{name} is not a tensor" for name in expected if name in weights and name not in stored]
+    problems += [f"{name} has no place in it" for name in weights if name not in expected]
+    problems += [f"{name} is {list(stored[name])}, the shape needs {list(expected[name])}"
+                 for name in expected if name in stored and stored[name] != expected[name]]
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise CheckpointError(f"{path}: its weights do not fit the network it records (hidden "
+                              f"{list(network.hidden)}): {'; '.join(problems[:3])}{more}")
+    bad = [name for name, t in weights.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    if bad:
+        raise CheckpointError(f"{path} is damaged: {', '.join(bad)} holds values that are not finite (NaN or "
+                              "infinite), which no trained network has")
+    network.load_state_dict(weights)
+    return network
 
 
 def _first_line(exc: BaseException) -> str:
@@ -131,5 +180,5 @@ def _first_line(exc: BaseException) -> str:
 def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:
     """A search player over the network in a checkpoint (rules default to the checkpoint's)."""
     network, payload = load_checkpoint(path)
-    rules = rules_to_play(path, Rules.from_dict(payload.get("rules", {})), rules)
+    rules = rules_to_play(path, Rules.from_dict(payload["rules"]), rules)
     return SearchPlayer(TorchEvaluator(network), ply=ply, rules=rules, filter_k=filter_k, name=str(path))

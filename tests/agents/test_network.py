@@ -71,7 +71,7 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         load_checkpoint(tmp_path / "missing.pt")
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(CheckpointError, match="is not a checkpoint .not a file written by torch.save"):
+    with pytest.raises(CheckpointError, match=r"is not a checkpoint \(not a zip archive as torch.save writes"):
         load_checkpoint(tmp_path / "junk.pt")
     (tmp_path / "config.json").write_text('{"name": "smoke"}')  # a run's other files, named by mistake
     with pytest.raises(CheckpointError, match="is not a checkpoint"):
@@ -90,6 +90,52 @@ def test_bad_checkpoints_give_clear_errors(tmp_path):
     torch.save(payload, tmp_path / "old.pt")
     with pytest.raises(CheckpointError, match="features"):
         load_checkpoint(tmp_path / "old.pt")
+
+
+def _resaved(tmp_path, name, change):
+    """A checkpoint of a small network, with ``change`` applied to its payload before saving."""
+    save_checkpoint(tmp_path / "base.pt", TDNetwork((8,)))
+    payload = torch.load(tmp_path / "base.pt", weights_only=True)
+    change(payload)
+    torch.save(payload, tmp_path / name)
+    return tmp_path / name
+
+
+def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
+    newer = _resaved(tmp_path, "newer.pt", lambda p: p.update(format="nardy-checkpoint/2"))
+    with pytest.raises(CheckpointError, match=r"newer.pt is not a nardy-checkpoint/1 file \(written by a newer nardy\?\)"):
+        load_checkpoint(newer)
+    no_rules = _resaved(tmp_path, "no_rules.pt", lambda p: p.pop("rules"))
+    with pytest.raises(CheckpointError, match="no_rules.pt records no rules"):
+        td_player(no_rules)
+    odd_rules = _resaved(tmp_path, "odd_rules.pt", lambda p: p.update(rules={"crawford": True}))
+    with pytest.raises(CheckpointError, match=r"odd_rules.pt: its rules cannot be read: .*crawford"):
+        td_player(odd_rules)
+    # Weights for another shape: the message names the layer, not torch's empty first line.
+    shape = _resaved(tmp_path, "shape.pt", lambda p: p["network"].update(hidden=[16]))
+    with pytest.raises(CheckpointError, match=r"shape.pt: its weights do not fit .*hidden \[16\].*body.0.weight is \[8, "):
+        load_checkpoint(shape)
+    extra = _resaved(tmp_path, "extra.pt", lambda p: p["state_dict"].update(stray=torch.zeros(2)))
+    with pytest.raises(CheckpointError, match="stray has no place in it"):
+        load_checkpoint(extra)
+
+
+def test_damaged_checkpoints_are_refused_not_played(tmp_path):
+    """torch.load checks no checksums, so a flipped byte would load silently."""
+    net = TDNetwork((8,))
+    save_checkpoint(tmp_path / "whole.pt", net)
+    data = bytearray((tmp_path / "whole.pt").read_bytes())
+    start = bytes(data).index(b"data/0") + 100  # inside the first tensor's stored bytes
+    data[start] ^= 0x40
+    (tmp_path / "flipped.pt").write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=r"flipped.pt is damaged: its entry '.*data/0' fails its checksum"):
+        load_checkpoint(tmp_path / "flipped.pt")
+    with torch.no_grad():
+        net.body[0].weight[0, 0] = float("nan")
+    torch.save({**torch.load(tmp_path / "whole.pt", weights_only=True), "state_dict": net.state_dict()},
+               tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match=r"nan.pt is damaged: body.0.weight holds values that are not finite"):
+        td_player(tmp_path / "nan.pt")
 
 
 class _Payload:
