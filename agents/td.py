@@ -150,7 +150,7 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): it lacks the network's "
                               "shape or weights")
     try:
-        network = TDNetwork(shape.get("hidden"))
+        network = TDNetwork(shape.get("hidden"))  # type: ignore[arg-type]  # checked by TDNetwork
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: its network shape cannot be built: {_first_line(exc)}") from None
     expected = {name: tuple(t.shape) for name, t in network.state_dict().items()}
