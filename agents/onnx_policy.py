@@ -98,12 +98,12 @@ def _folder(path: str | Path) -> Path:
     return path
 
 
-def _check_shape(where: str, got: Any, want: list[Any]) -> None:
+def _check_shape(file: Path, where: str, got: Any, want: list[Any]) -> None:
     """A policy.json shape: the batch dimension any name or null, the others exact."""
     if (not isinstance(got, list) or len(got) != len(want)
             or any(g != w for g, w in zip(got[1:], want[1:], strict=True))
             or isinstance(got[0], int | float)):
-        raise PolicyError(f"policy.json {where} shape is {got!r}; the contract is {want!r} "
+        raise PolicyError(f"{file}: the {where} shape is {got!r}; the contract is {want!r} "
                           "(N: any batch size)")
 
 
@@ -118,7 +118,9 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     if not isinstance(info, dict):
         raise PolicyError(f"{file} must hold a JSON object, got {type(info).__name__}")
     if info.get("format") != POLICY_FORMAT:
-        raise PolicyError(f"{file} has format {info.get('format')!r}; this code reads {POLICY_FORMAT!r}")
+        found = info.get("format")
+        newer = " (a newer export needs a newer nardy)" if isinstance(found, str) and found.startswith("nardy-policy/") else ""
+        raise PolicyError(f"{file} has format {found!r}; this code reads {POLICY_FORMAT!r}{newer}")
     missing = [k for k in _REQUIRED_KEYS if k not in info]
     if missing:
         raise PolicyError(f"{file} lacks the key(s) {missing}")
@@ -142,7 +144,7 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     if not isinstance(inp, dict) or inp.get("name") != INPUT_NAME or inp.get("dtype") != "float32":
         raise PolicyError(f"{file}: 'input' must describe one float32 input named {INPUT_NAME!r}, "
                           f"got {inp!r}")
-    _check_shape("input", inp.get("shape"), ["N", RAW_SIZE])
+    _check_shape(file, "input", inp.get("shape"), ["N", RAW_SIZE])
     outs = info["outputs"]
     if not isinstance(outs, list) or not all(isinstance(o, dict) for o in outs):
         raise PolicyError(f"{file}: 'outputs' must be a list of output descriptions")
@@ -150,7 +152,7 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     if sorted(map(str, names)) != sorted(OUTPUT_NAMES):
         raise PolicyError(f"{file}: outputs are {names}; the contract is {list(OUTPUT_NAMES)}")
     for o in outs:
-        _check_shape(f"output {o['name']!r}", o.get("shape"),
+        _check_shape(file, f"output {o['name']!r}", o.get("shape"),
                      ["N", len(OUTCOME_NAMES)] if o["name"] == "outcomes" else ["N"])
     training = info["training"]
     if not isinstance(training, dict) or "games" not in training or "config" not in training:
@@ -218,6 +220,7 @@ class OnnxEvaluator:
                 raise PolicyError(f"cannot read {where}: {exc.strerror or exc}") from None
         # The graph's bytes as loaded, so a copy runs exactly this graph, whatever happens to the file.
         self._model = model
+        self.where = where
         self._threads = threads
         self.session = _session(model, threads, where)
         _check_io(self.session, where)
@@ -226,10 +229,10 @@ class OnnxEvaluator:
     def __getstate__(self) -> dict[str, Any]:
         # An onnxruntime session cannot be pickled: a copy (deepcopy, a worker
         # process) carries the graph's bytes and builds its own session.
-        return {"model": self._model, "threads": self._threads}
+        return {"model": self._model, "threads": self._threads, "where": self.where}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["model"], state["threads"])  # type: ignore[misc]
+        self.__init__(state["model"], state["threads"], state.get("where"))  # type: ignore[misc]
 
     def run(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """float32 ``[N, 50]`` raw positions -> (``outcomes`` ``[N, 4]``, ``equity`` ``[N]``)."""
@@ -240,6 +243,14 @@ class OnnxEvaluator:
             raise ValueError(f"positions are checker counts 0..{NUM_CHECKERS} (docs/policy.md's 50 numbers); "
                              f"row {int(np.flatnonzero(~((raw >= 0) & (raw <= NUM_CHECKERS)).all(axis=1))[0])} is not")
         outcomes, equity = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: raw})
+        # The contract's outputs are a softmax and its equity: anything else (a damaged or foreign graph)
+        # would be played and reported as if it meant something.
+        wrong = ~(np.isfinite(equity) & (np.abs(outcomes.sum(axis=1) - 1) <= 1e-2) & (outcomes >= 0).all(axis=1))
+        if wrong.any():
+            row = int(np.flatnonzero(wrong)[0])
+            raise PolicyError(f"{self.where}: the graph's outputs for row {row} are not outcome probabilities "
+                              f"and an equity (outcomes {outcomes[row].tolist()}, equity {float(equity[row])}); "
+                              "the file is damaged or not a nardy policy")
         return outcomes, equity
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:

@@ -200,17 +200,20 @@ def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, s
     with torch.inference_mode():
         want = network.eval()(torch.from_numpy(raw)).double().numpy()
     want_equity = want @ np.asarray(EQUITY_WEIGHTS)
-    evaluator = OnnxEvaluator(model_bytes)
-    outcomes, equity = evaluator.run(raw)
-    diffs = {"outcomes": np.abs(outcomes - want).max(axis=1), "equity": np.abs(equity - want_equity)}
-    for size in _VERIFY_BATCHES:  # the same rows in other batch sizes give the same answer
-        rows = slice(0, min(size, raw.shape[0]))
-        o, e = evaluator.run(raw[rows])
-        diffs["outcomes"][rows] = np.maximum(diffs["outcomes"][rows], np.abs(o - want[rows]).max(axis=1))
-        diffs["equity"][rows] = np.maximum(diffs["equity"][rows], np.abs(e - want_equity[rows]))
+    evaluator = OnnxEvaluator(model_bytes, where="the exported graph")
+    try:
+        outcomes, equity = evaluator.run(raw)
+        diffs = {"outcomes": np.abs(outcomes - want).max(axis=1), "equity": np.abs(equity - want_equity)}
+        for size in _VERIFY_BATCHES:  # the same rows in other batch sizes give the same answer
+            rows = slice(0, min(size, raw.shape[0]))
+            o, e = evaluator.run(raw[rows])
+            diffs["outcomes"][rows] = np.maximum(diffs["outcomes"][rows], np.abs(o - want[rows]).max(axis=1))
+            diffs["equity"][rows] = np.maximum(diffs["equity"][rows], np.abs(e - want_equity[rows]))
+    except PolicyError as exc:  # outputs that are not probabilities at all
+        raise ExportError(f"verification failed: {exc}; {side_note}") from None
     worst = {name: float(d.max()) for name, d in diffs.items()}
     for name, d in diffs.items():
-        if worst[name] > tolerance:
+        if not worst[name] <= tolerance:  # NaN fails too
             row = int(d.argmax())
             got = outcomes[row] if name == "outcomes" else equity[row]
             ref = want[row] if name == "outcomes" else want_equity[row]

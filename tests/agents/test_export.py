@@ -265,14 +265,15 @@ def test_exact_ties_go_to_the_earliest_sorted_result_for_both_colours():
 
 
 def _toy_model(input_name="positions", batch="N", width=50, outputs=("outcomes", "equity"),
-               metadata=None, weights=None) -> bytes:
+               metadata=None, weights=None, softmax=True) -> bytes:
     """A tiny graph with the contract's shape (or a broken one): softmax(x @ W) and its equity."""
     x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [batch, width])
     values = np.linspace(-1, 1, width * 4) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     w = helper.make_tensor("w", TensorProto.FLOAT, [width, 4], values.tolist())
     pts = helper.make_tensor("pts", TensorProto.FLOAT, [4], [1, 2, -1, -2])
     nodes = [helper.make_node("MatMul", [input_name, "w"], ["logits"]),
-             helper.make_node("Softmax", ["logits"], ["outcomes"], axis=-1),
+             helper.make_node("Softmax" if softmax else "Relu", ["logits"], ["outcomes"],
+                              **({"axis": -1} if softmax else {})),
              helper.make_node("MatMul", ["outcomes", "pts"], ["equity"])]
     shapes = {"outcomes": [batch, 4], "equity": [batch]}
     graph = helper.make_graph(nodes, "toy", [x], [helper.make_tensor_value_info(o, TensorProto.FLOAT, shapes[o])
@@ -331,13 +332,13 @@ def test_missing_folder_file_and_files(exported, tmp_path):
 
 
 @pytest.mark.parametrize(("changes", "message"), [
-    ({"format": "nardy-policy/2"}, "has format 'nardy-policy/2'; this code reads 'nardy-policy/1'"),
+    ({"format": "nardy-policy/2"}, r"has format 'nardy-policy/2'; this code reads 'nardy-policy/1' \(a newer export"),
     ({"features_version": "nardy-features/9"}, "exported with features 'nardy-features/9'"),
     ({"network": {"hidden": [8], "features_version": "nardy-features/0"}}, "features version mismatch"),
     ({"training": None}, r"lacks the key\(s\) \['training'\]"),
     ({"rules": {"block_rule": "nowhere"}}, "rules: block_rule must be one of"),
     ({"input": {"name": "x", "dtype": "float32", "shape": ["N", 50]}}, "one float32 input named 'positions'"),
-    ({"input": {"name": "positions", "dtype": "float32", "shape": [1, 50]}}, r"input shape is \[1, 50\]"),
+    ({"input": {"name": "positions", "dtype": "float32", "shape": [1, 50]}}, r"policy.json: the input shape is \[1, 50\]"),
     ({"outputs": [{"name": "outcomes", "shape": ["N", 4]}]}, r"outputs are \['outcomes'\]"),
 ])
 def test_bad_policy_json_is_refused_with_a_clear_message(exported, tmp_path, changes, message):
@@ -362,6 +363,14 @@ def test_policy_json_that_is_not_json(exported, tmp_path):
 def test_graph_that_breaks_the_contract_is_refused(exported, tmp_path, model, message):
     with pytest.raises(PolicyError, match=message):
         onnx_player(_with_model(exported, tmp_path, _toy_model(**model)))
+
+
+@pytest.mark.parametrize("model", [dict(weights=np.full(200, np.nan)), dict(softmax=False)], ids=["nan", "no-softmax"])
+def test_a_graph_whose_outputs_are_not_probabilities_is_not_played(exported, tmp_path, model):
+    """Signature right, numbers wrong (a damaged or foreign graph): refused when it runs, not played."""
+    player = onnx_player(_with_model(exported, tmp_path, _toy_model(**model)))
+    with pytest.raises(PolicyError, match=r"policy.onnx: the graph's outputs for row 0 are not outcome probabilities"):
+        player.evaluator.run(np.zeros((3, 50), np.float32))
 
 
 def test_files_from_different_exports_are_refused(exported, tmp_path):
@@ -435,6 +444,25 @@ def test_failed_verification_shows_the_difference_and_writes_nothing(checkpoint,
     assert "onnxruntime and torch differ by 0.0003" in text and "tolerance 1e-05" in text
     assert "256 real positions" in text and "nothing was written" in text
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_graph_that_computes_nan_fails_verification(checkpoint, tmp_path, monkeypatch):
+    """NaN compares false with everything, so a plain 'difference > tolerance' test would pass it."""
+    import train.export as export
+
+    real = export._policy_module
+
+    def broken(network):
+        module = real(network)
+        forward = module.forward
+        module.forward = lambda positions: tuple(t * float("nan") for t in forward(positions))
+        return module
+
+    monkeypatch.setattr(export, "_policy_module", broken)
+    with pytest.raises(ExportError, match=r"verification failed: the exported graph: the graph's outputs for row 0 "
+                                          r"are not outcome probabilities.*nothing was written"):
+        export_policy(checkpoint, tmp_path / "out", exporter="torchscript", positions=64)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
 def _export_args(*argv: str) -> argparse.Namespace:
