@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,18 @@ _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
 def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None) -> Path:
     """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``."""
     records = []
-    for number, text in enumerate(Path(eval_jsonl).read_text().splitlines(), 1):
+    content = Path(eval_jsonl).read_text(encoding="utf-8")
+    lines = content.splitlines()
+    for number, text in enumerate(lines, 1):
         if text.strip():
             try:
                 records.append(json.loads(text))
             except json.JSONDecodeError as exc:  # a line cut short: say which one
+                if number == len(lines) and not content.endswith("\n"):
+                    # The run is writing it now, or was killed while writing it (a resume repairs it).
+                    warnings.warn(f"{eval_jsonl}: the last line is cut short (a run writing it, or killed "
+                                  "while writing it); drawn without it", stacklevel=2)
+                    continue
                 raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
     if not records:
         raise ValueError(f"{eval_jsonl} holds no evaluation records")

@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -261,8 +262,7 @@ class Trainer:
 
     def _load_latest_good(self) -> None:
         """Resume from checkpoint.pt, or from the newest numbered copy that reads if it does not."""
-        candidates = [self.run_dir / "checkpoint.pt",
-                      *sorted(self.run_dir.glob("checkpoint-*.pt"), reverse=True)]
+        candidates = [self.run_dir / "checkpoint.pt", *reversed(numbered_checkpoints(self.run_dir))]
         candidates = [p for p in candidates if p.is_file()]
         if not candidates:
             raise TrainError(f"nothing to resume: no checkpoint in {self.run_dir}")
@@ -303,6 +303,14 @@ class Trainer:
         # eval.jsonl is rewritten from the checkpoint's history, so that it never holds
         # evaluations made after the checkpoint (they are made again).
         lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
+        try:
+            before = (self.run_dir / "eval.jsonl").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            before = ""
+        dropped = sum(1 for line in before.splitlines() if line.strip()) - len(self.eval_history)
+        if dropped > 0:
+            self.skipped.append(f"eval.jsonl: {dropped} record(s) made after {self.resumed_from.name} "
+                                "(at {:,} games) left out; those evaluations are made again".format(self.games))
         write_atomic(self.run_dir / "eval.jsonl", lambda fh: fh.write(lines.encode("utf-8")))
         self._load_replay()
         for stale in self.run_dir.glob("replay-*.npz"):  # left by a save that failed after its replay
@@ -422,7 +430,7 @@ class Trainer:
             write_atomic(self.run_dir / f"checkpoint-{self.games:09d}.pt", lambda fh: fh.write(data))
         # The newest numbered copy is the latest checkpoint itself; keep that many older ones
         # (none at all with keep_checkpoints 0, also those an earlier session kept).
-        numbered = sorted(self.run_dir.glob("checkpoint-*.pt"))
+        numbered = numbered_checkpoints(self.run_dir)
         old = numbered[:-(self.config.keep_checkpoints + 1)] if self.config.keep_checkpoints else numbered
         for p in [*old, *self.run_dir.glob("checkpoint-*.tmp")]:
             p.unlink(missing_ok=True)
@@ -937,6 +945,20 @@ def default_run_dir(config: TrainConfig) -> Path:
     raise TrainError("no free run directory under runs/")
 
 
+_NUMBERED = re.compile(r"checkpoint-(\d+)\.pt")
+
+
+def numbered_checkpoints(run_dir: Path) -> list[Path]:
+    """The run's numbered copies ``checkpoint-<games>.pt``, fewest games first.
+
+    Only names the trainer writes count: a user's ``checkpoint-best.pt`` is
+    neither resumed from nor deleted by the retention setting.
+    """
+    found = [(int(m.group(1)), p) for p in run_dir.glob("checkpoint-*.pt")
+             if (m := _NUMBERED.fullmatch(p.name)) and p.is_file()]
+    return [p for _, p in sorted(found)]
+
+
 def config_for_resume(run_dir: Path) -> TrainConfig:
     """The resolved configuration a run was started with."""
     path = run_dir / "config.json"
@@ -945,7 +967,8 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
                          else f"cannot resume {run_dir}: it is a file; give the run's folder")
     if not path.is_file() or path.stat().st_size == 0:
         # Lost (deleted, or cut short by a full disk): every checkpoint holds the settings too.
-        for checkpoint in [run_dir / "checkpoint.pt", *sorted(run_dir.glob("checkpoint-*.pt"), reverse=True)]:
+        lost = "empty" if path.is_file() else "missing"
+        for checkpoint in [run_dir / "checkpoint.pt", *reversed(numbered_checkpoints(run_dir))]:
             try:
                 settings = load_checkpoint(checkpoint)[1].get("config")
                 if not isinstance(settings, dict):
@@ -954,13 +977,16 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
             except (CheckpointError, ConfigError):
                 continue
             save_config(run_dir, config)
-            print(f"note: {path} was {'empty' if path.is_file() else 'missing'}; written again from the settings "
+            print(f"note: {path} was {lost}; written again from the settings "
                   f"in {checkpoint.name}", file=sys.stderr, flush=True)
             return config
         raise TrainError(f"cannot resume {run_dir}: no config.json there and no readable checkpoint "
                          "(not a run folder?)")
     try:
-        return TrainConfig.from_dict(json.loads(path.read_text()), where=str(path))
+        return TrainConfig.from_dict(json.loads(path.read_text(encoding="utf-8")), where=str(path))
+    except UnicodeDecodeError as exc:
+        raise TrainError(f"cannot resume {run_dir}: {path} is not UTF-8 text (at byte offset {exc.start}); "
+                         "nardy writes it as UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise TrainError(f"cannot resume {run_dir}: {path} is not valid JSON ({exc})") from None
     except ConfigError as exc:

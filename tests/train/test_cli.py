@@ -191,8 +191,15 @@ def test_plot_draws_the_training_curve(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert run("plot", str(tmp_path / "missing")).returncode == 2
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records)[:-20])  # cut short
+    png.unlink()
+    out = run("plot", str(tmp_path))  # as while a run writes it, or after a kill: drawn without that line
+    assert out.returncode == 0 and png.is_file(), out.stderr
+    assert "eval.jsonl: the last line is cut short" in out.stderr and "drawn without it" in out.stderr
+    lines = [json.dumps(r) for r in records]
+    lines[1] = lines[1][:-20]  # a damaged line inside the log is an error, not skipped
+    (tmp_path / "eval.jsonl").write_text("\n".join(lines) + "\n")
     out = run("plot", str(tmp_path))
-    assert out.returncode == 2 and "line 3 is not JSON" in out.stderr
+    assert out.returncode == 2 and "line 2 is not JSON" in out.stderr
 
 
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):

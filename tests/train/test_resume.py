@@ -114,9 +114,11 @@ def test_eval_log_is_rewritten_from_the_checkpoint_on_resume(tmp_path):
     with open(run / "eval.jsonl", "w") as fh:  # as if evaluations were logged after that checkpoint
         for games in (256, 512, 512):
             fh.write(json.dumps({"games_trained": games}) + "\n")
-    Trainer(trainer.config, run, resume=True, progress=False)
+    again = Trainer(trainer.config, run, resume=True, progress=False)
     lines = [json.loads(x) for x in (run / "eval.jsonl").read_text().splitlines()]
     assert lines == trainer.eval_history
+    # ... and says so, rather than losing records silently.
+    assert "eval.jsonl: 2 record(s) made after checkpoint.pt (at 256 games) left out" in " ".join(again.skipped)
 
 
 def test_resume_refuses_a_config_that_does_not_match_the_checkpoint(tmp_path):
@@ -396,7 +398,33 @@ def test_a_lost_config_json_is_written_again_from_the_checkpoint(tmp_path, damag
         (run / "config.json").write_text("")
     assert config_for_resume(run) == before.config
     assert TrainConfig.from_dict(json.loads((run / "config.json").read_text())) == before.config
-    assert "written again from the settings in checkpoint.pt" in capsys.readouterr().err
+    lost = "missing" if damage == "delete" else "empty"
+    assert f"config.json was {lost}; written again from the settings in checkpoint.pt" in capsys.readouterr().err
+
+
+def test_a_config_json_that_is_not_utf8_is_one_clear_error(tmp_path):
+    run = tmp_path / "run"
+    _trained(run, steps=1)
+    (run / "config.json").write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(TrainError, match=r"config.json is not UTF-8 text \(at byte offset 13\)"):
+        config_for_resume(run)
+
+
+def test_a_users_own_checkpoint_copy_is_neither_resumed_from_nor_deleted(tmp_path):
+    """Only checkpoint-<games>.pt are the run's copies; checkpoint-best.pt sorts after them by name."""
+    run = tmp_path / "run"
+    before = _trained(run, keep_checkpoints=1)
+    (run / "checkpoint-best.pt").write_bytes((run / "checkpoint-000000512.pt").read_bytes())
+    (run / "checkpoint.pt").write_bytes(b"cut")
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint-000000768.pt" and after.games == 768
+    after.games += 256
+    after.save()  # keep_checkpoints=1: one copy before the latest; the user's file is not one of them
+    names = sorted(p.name for p in run.glob("checkpoint-*.pt"))
+    assert names == ["checkpoint-000000768.pt", "checkpoint-000001024.pt", "checkpoint-best.pt"]
+    again = Trainer(resume_with_changes(before.config, {"keep_checkpoints": 0}), run, resume=True, progress=False)
+    again.save()
+    assert (run / "checkpoint-best.pt").is_file()
 
 
 def test_an_out_that_is_a_link_to_nowhere_is_named_as_such(tmp_path):
