@@ -759,6 +759,7 @@ def legal_continuations(
     head_limit: np.ndarray,
     rules: Rules = DEFAULT_RULES,
     *,
+    validate: bool = True,
     threads: int | None = 1,
 ) -> Afterstates:
     """Every distinct way to finish a turn already under way, with the same rules.
@@ -774,8 +775,16 @@ def legal_continuations(
     maximum-dice rule counted from here on (and the larger-die rule while both
     dice of a non-double remain); each result's ``num_moves`` says how many
     dice it plays, so a caller can require the number its whole turn needs.
+
+    ``validate=False`` skips the input checks (for callers that pass only
+    states and counters this module's own play produced, like the checker-mode
+    env); ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
+    if not validate:
+        return _run(np.ascontiguousarray(states, dtype=np.int8), np.ascontiguousarray(dice, dtype=np.int64),
+                    np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
+                    np.ascontiguousarray(head_limit, dtype=np.int64), rules, threads)
     states = validate_states(states)
     _check_not_over(states)
     batch = states.shape[0]

@@ -188,11 +188,15 @@ def checker_options(
     targets: TurnTargets,
     target_rows: np.ndarray,
     rules: Rules = DEFAULT_RULES,
+    *,
+    validate: bool = True,
 ) -> CheckerOptions:
     """Which single checker moves begin a legal maximal play, for each partial turn.
 
     ``target_rows[i]`` is the row of ``targets`` holding row i's afterstates F.
     A turn with ``need == 0`` (no legal move) allows only ``PASS_ACTION``.
+    ``validate=False``: the env's own partial turns, not checked again. Large
+    batches are split over the CPUs.
     """
     rules = as_rules(rules)
     states = np.asarray(states, dtype=np.int8)
@@ -220,7 +224,8 @@ def checker_options(
         return CheckerOptions(mask, results)
     qd = qf.astype(np.int64) + 1
     single = legal_continuations(
-        states[qr], np.stack([qd, qd], axis=1), np.ones(qr.size, dtype=np.int64), heads[qr], head_limit[qr], rules
+        states[qr], np.stack([qd, qd], axis=1), np.ones(qr.size, dtype=np.int64), heads[qr], head_limit[qr], rules,
+        validate=validate, threads=None,
     )
     query = np.repeat(np.arange(qr.size), single.counts())
     moved = single.num_moves == 1
@@ -249,8 +254,9 @@ def checker_options(
     r = np.flatnonzero(~done)
     if r.size:
         rest = np.argmax(c_left[r] > 0, axis=1).astype(np.int64) + 1  # a double's face, or the other die
-        cont = legal_continuations(
-            cand[r], np.stack([rest, rest], axis=1), c_remain[r], c_heads[r], head_limit[row[r]], rules
+        cont = legal_continuations(  # positions the core just made: no need to check them again
+            cand[r], np.stack([rest, rest], axis=1), c_remain[r], c_heads[r], head_limit[row[r]], rules,
+            validate=False, threads=None,
         )
         k = np.repeat(np.arange(r.size), cont.counts())
         end_over = cont.states[:, OFF_MOVER] == NUM_CHECKERS

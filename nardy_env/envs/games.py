@@ -484,7 +484,7 @@ class GameBatch:
         assert self.targets is not None, "targets are set when a turn begins"
         opts = checker_options(
             self.state[rows], self.dice[rows], self.left[rows], self.heads[rows], self.first[rows],
-            self.played[rows], self.need[rows], self.targets, rows, self.rules,
+            self.played[rows], self.need[rows], self.targets, rows, self.rules, validate=False,
         )
         self.options_mask[rows] = opts.mask
         self.options_results[rows] = opts.results

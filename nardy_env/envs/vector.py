@@ -236,7 +236,7 @@ class LongNardyVectorEnv(VectorEnv):
     def action_masks(self) -> np.ndarray:
         """bool ``[num_envs, n_actions]``: the legal actions of every sub-env now."""
         self._check_open("action_masks")
-        return self.batch.action_mask().astype(bool)
+        return self.batch.action_mask().view(bool)  # a fresh 0/1 array each call: viewing it costs nothing
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         seeds = _sub_env_seeds(seed, self.num_envs)

@@ -111,6 +111,15 @@ def test_threads_do_not_change_results():
     two = legal_afterstates(states, dice, threads=2)
     for a, b in zip(one, two, strict=True):
         assert (a == b).all()
+    # legal_continuations too, and its unchecked path (the checker-mode env's) gives the same.
+    n = len(states)
+    faces = np.stack([dice[:, 0], dice[:, 0]], axis=1)
+    args = (states, faces, np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64))
+    checked = legal_continuations(*args, threads=1)
+    assert n >= 512 and checked.counts().sum() > n
+    for other in (legal_continuations(*args, threads=2), legal_continuations(*args, validate=False, threads=2)):
+        for a, b in zip(checked, other, strict=True):
+            assert (a == b).all()
 
 
 def test_bad_states_and_dice_raise_clear_errors():
