@@ -68,7 +68,14 @@ def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player
             warnings.warn(f"{path}: policy.onnx was exported from another checkpoint than the checkpoint.pt "
                           f"beside it; playing the export (name {checkpoint} to play the checkpoint, or "
                           f"refresh the export with `nardy export {path} --out {path} --force`)", stacklevel=3)
-        return onnx_player(path, ply=ply, rules=rules)
+        if not checkpoint.is_file():
+            return onnx_player(path, ply=ply, rules=rules)
+        from .onnx_policy import PolicyError
+
+        try:
+            return onnx_player(path, ply=ply, rules=rules)
+        except PolicyError as exc:  # the export is broken, the checkpoint beside it may not be
+            raise PolicyError(f"{exc} (to play the checkpoint beside it, name {checkpoint})") from None
     if path.is_file() or checkpoint.is_file():
         try:
             from .td import td_player

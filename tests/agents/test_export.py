@@ -625,6 +625,10 @@ def test_a_folder_with_checkpoint_and_export_exports_and_plays_the_right_one(che
         player = load_player(str(run))
     assert player.evaluator.__class__ is OnnxEvaluator
     assert load_player(str(run / "checkpoint.pt")).evaluator.__class__ is TorchEvaluator
+    # A broken export is refused (the folder names the export), pointing at the checkpoint beside it.
+    (run / JSON_FILE).write_text("{broken")
+    with pytest.raises(PolicyError, match=r"is not valid JSON.*\(to play the checkpoint beside it, name .*checkpoint.pt\)"):
+        load_player(str(run))
 
 
 def test_a_checkpoint_without_torch_gets_a_clear_error(checkpoint, tmp_path):
