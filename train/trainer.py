@@ -61,9 +61,9 @@ class TrainError(RuntimeError):
 
 RESUMABLE_KEYS = ("total_games", "actors", "games_per_task", "eval_every_games", "eval_games",
                   "eval_opponents", "final_eval_games", "checkpoint_every_games", "keep_checkpoints",
-                  "log_every_seconds")
-"""Settings ``--resume`` may change with ``--set`` (length, cadence, throughput); the rest
-(network, rules, seed, learning settings) are the run's own."""
+                  "log_every_seconds", "name")
+"""Settings ``--resume`` may change with ``--set`` (length, cadence, throughput, and the
+run's name, a label); the rest (network, rules, seed, learning settings) are the run's own."""
 
 
 def check_ray_address(address: str | None) -> None:

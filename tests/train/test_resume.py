@@ -158,6 +158,12 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
         resume_with_changes(trainer.config, {"hidden": [8], "lr": 0.1})
     with pytest.raises(TrainError, match="total_games"):
         resume_with_changes(trainer.config, {"total_games": -1})
+    # The name is a label once the run exists: renamed by --set or by hand in config.json.
+    renamed = resume_with_changes(trainer.config, {"name": "renamed"})
+    assert Trainer(renamed, run, resume=True, progress=False).config.name == "renamed"
+    settings = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({**settings, "name": "by-hand"}))
+    assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 256
 
 
 def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path):
