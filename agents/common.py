@@ -23,9 +23,15 @@ def segment_argmax(values: np.ndarray, offsets: np.ndarray, tie_rank: np.ndarray
 
     Exact ties go to the smallest ``tie_rank`` (per element; players pass
     ``nardy_env.notation.results_rank``, FORMATS.md's order), or without one to
-    the earliest element.
+    the earliest element. A NaN value is an error (ValueError naming the
+    segment): it has no order, and a choice made with it would be arbitrary.
     """
     values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        first = int(np.flatnonzero(np.isnan(values))[0])
+        where = int(np.searchsorted(offsets, first, side="right")) - 1
+        raise ValueError(f"segment_argmax: value {first} (segment {where}) is NaN; the player's "
+                         "evaluations are not numbers (a network with non-finite weights?)")
     if tie_rank is not None:
         counts = np.diff(offsets)
         segment = np.repeat(np.arange(counts.shape[0]), counts)

@@ -62,6 +62,10 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
     refused before the file at ``path`` is touched.
     """
     path = Path(path)
+    bad = _not_finite(network.state_dict())
+    if bad:
+        raise ValueError(f"save_checkpoint: {', '.join(bad)} hold values that are not finite (NaN or infinite): "
+                         f"a diverged network is not written (nothing was written to {path})")
     payload = {
         "format": CHECKPOINT_FORMAT,
         "network": network.shape(),
@@ -164,12 +168,18 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise CheckpointError(f"{path}: its weights do not fit the network it records (hidden "
                               f"{list(network.hidden)}): {'; '.join(problems[:3])}{more}")
-    bad = [name for name, t in weights.items() if t.is_floating_point() and not bool(torch.isfinite(t).all())]
+    bad = _not_finite(weights)
     if bad:
         raise CheckpointError(f"{path} is damaged: {', '.join(bad)} holds values that are not finite (NaN or "
                               "infinite), which no trained network has")
     network.load_state_dict(weights)
     return network
+
+
+def _not_finite(weights: dict[str, Any]) -> list[str]:
+    """Names of the floating-point tensors holding NaN or infinity."""
+    return [name for name, t in weights.items()
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
 def _first_line(exc: BaseException) -> str:

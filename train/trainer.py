@@ -59,6 +59,9 @@ class TrainError(RuntimeError):
     """A run that cannot start or go on."""
 
 
+DIVERGING_LOSS = 10.0
+"""A mean training loss above this (an untrained network's is about ln 4 = 1.4) gets one warning."""
+
 RESUMABLE_KEYS = ("total_games", "actors", "games_per_task", "eval_every_games", "eval_games",
                   "eval_opponents", "final_eval_games", "checkpoint_every_games", "keep_checkpoints",
                   "log_every_seconds", "name")
@@ -189,6 +192,7 @@ class Trainer:
         self.schedule: dict[str, Any] = {"games": 0, "total_games": config.total_games,
                                          "lr": config.lr, "epsilon": config.epsilon}
         self.started = time.perf_counter()
+        self._warned_loss = False  # the one warning per session about a loss far too high
         self.resumed_from: Path | None = None
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
@@ -266,17 +270,27 @@ class Trainer:
         candidates = [p for p in candidates if p.is_file()]
         if not candidates:
             raise TrainError(f"nothing to resume: no checkpoint in {self.run_dir}")
+        unreadable: list[Path] = []
         for path in candidates:
             try:
                 self._load(path)
             except CheckpointError as exc:
                 self.skipped.append(f"{path.name}: {exc}")
+                unreadable.append(path)
                 continue
             self.resumed_from = path
             break
         else:
             raise TrainError(f"cannot resume {self.run_dir}: no readable checkpoint ("
                              + "; ".join(self.skipped) + ")")
+        # Numbered copies passed over are set aside under another name: kept, but no longer
+        # taken for the run's copies (a later resume would try them again, and keep_checkpoints
+        # would count them).
+        for bad in unreadable:
+            if bad.name != "checkpoint.pt":
+                aside = bad.with_name(bad.name + ".unreadable")
+                bad.replace(aside)
+                self.skipped.append(f"{bad.name} is kept as {aside.name}")
         if path.name != "checkpoint.pt":
             # checkpoint.pt names the run's latest state (for eval, export, play): it becomes the
             # copy resumed from; an unreadable one is kept aside, never deleted.
@@ -475,13 +489,33 @@ class Trainer:
             x, y = self.replay.sample(self.rng, self.config.batch_size)
             logits = self.network.logits(torch.from_numpy(x.astype(np.float32)))
             loss = -(torch.from_numpy(y) * torch.log_softmax(logits, dim=-1)).sum(-1).mean()
+            if not bool(torch.isfinite(loss)):
+                raise self._diverged(f"the loss is {loss.item()}")
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.optimizer.step()
             total += loss.item()
         self.network.eval()
+        # Checked before the weights go to the actors or into a checkpoint.
+        broken = [name for name, t in self.network.state_dict().items() if not bool(torch.isfinite(t).all())]
+        if broken:
+            raise self._diverged(f"{', '.join(broken)} hold values that are not finite")
         self.updates += steps
-        return total / steps
+        mean = total / steps
+        if mean > DIVERGING_LOSS and not self._warned_loss:
+            self._warned_loss = True
+            _say(f"warning: the training loss is {mean:.3g} at {self.games:,} games, where an untrained network's "
+                 f"is about 1.4: the learning rate ({self.learning_rate():g}) is probably too high")
+        return mean
+
+    def _diverged(self, what: str) -> TrainError:
+        """The error that stops a run whose network has stopped being numbers (nothing is saved after it)."""
+        latest = self.run_dir / "checkpoint.pt"
+        kept = (f"{latest} holds the last good state" if latest.is_file()
+                else "no checkpoint had been written yet")
+        return TrainError(f"training diverged after {self.games:,} games at learning rate "
+                          f"{self.learning_rate():g}: {what}. Nothing was saved after that; {kept}. "
+                          "Start a new run with a smaller lr (and lr_final).")
 
     # -- evaluation -------------------------------------------------------------------------
 
@@ -624,6 +658,8 @@ class Trainer:
             raise
         # purge_step drops what a killed session logged after its last checkpoint; the
         # evaluation at the checkpoint's own step was made before it was saved, so it stays.
+        if self._writer is not None:  # a library caller's earlier train(): one writer (and thread) at a time
+            self._writer.close()
         self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games + 1 if self.games else None)
         bar = None
         if self.progress:
@@ -676,7 +712,7 @@ class Trainer:
                     # at once, or after a resume (from the checkpoint saved below).
                     self._tasks_to_redo = sorted([*self._tasks_to_redo, task])
                     if not _actor_lost(exc):
-                        raise
+                        raise _task_failed(exc, self.games) from exc
                     deaths[slot] += 1
                     if min(deaths) >= 3:  # every actor fails, again and again: replacing them is futile
                         raise TrainError(_actors_keep_dying(n_actors, exc)) from None
@@ -1025,6 +1061,18 @@ def _actor_lost(exc: BaseException) -> bool:
     import ray.exceptions as rx
 
     return isinstance(exc, rx.RayActorError | rx.WorkerCrashedError | rx.ObjectLostError | rx.NodeDiedError)
+
+
+def _task_failed(exc: BaseException, games: int) -> TrainError:
+    """One line for a self-play task that raised (a bug or bad numbers in it, not a lost actor)."""
+    return TrainError(f"a self-play task failed after {games:,} games: {_cause(exc)}")
+
+
+def _say(message: str) -> None:
+    """A line on stderr that leaves a progress bar intact."""
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)
 
 
 def _cause(exc: BaseException) -> str:

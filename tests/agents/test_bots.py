@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from agents.bots import HeuristicBot, RaceBot, heuristic_values, race_values
 from agents.common import segment_argmax
@@ -80,6 +81,16 @@ def test_bots_pick_their_best_valued_afterstate():
         v = values(raw_positions(found.states))
         assert v[pick] == v.max()
         assert pick == int(np.argmax(v))  # the earliest of equal values
+
+
+def test_segment_argmax_refuses_nan_instead_of_picking_from_another_segment():
+    """NaN spread to its segment's max, so no element was 'best' and the pick fell into the next segment."""
+    values = np.array([np.nan, np.nan, np.nan, 0.5, 0.2, 0.1, 0.1, 0.2, 0.3])
+    for rank in (None, np.arange(9)):
+        with pytest.raises(ValueError, match=r"value 0 \(segment 0\) is NaN"):
+            segment_argmax(values, np.array([0, 3, 6, 9]), rank)
+    values[:3] = -np.inf  # infinities are ordered: fine
+    assert segment_argmax(values, np.array([0, 3, 6, 9])).tolist() == [0, 0, 2]
 
 
 def test_segment_argmax_breaks_ties_by_the_given_rank():

@@ -64,6 +64,10 @@ def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
     assert (run / "checkpoint.pt").read_bytes() == (run / "checkpoint-000000512.pt").read_bytes()
     assert (run / "checkpoint.pt.unreadable").read_bytes() == data[:1000]
     assert load_checkpoint(run)[1]["training"]["games"] == 512
+    # The unreadable numbered copy is set aside too: no longer one of the run's copies.
+    assert not (run / "checkpoint-000000768.pt").exists()
+    assert (run / "checkpoint-000000768.pt.unreadable").read_bytes() == data[:2000]
+    assert "checkpoint-000000768.pt is kept as checkpoint-000000768.pt.unreadable" in after.skipped
     for name in ("checkpoint.pt", *(p.name for p in run.glob("checkpoint-*.pt"))):
         (run / name).write_bytes(b"junk")
     with pytest.raises(TrainError, match="no readable checkpoint"):
@@ -519,3 +523,30 @@ def test_rates_leave_out_actor_start_up_and_evaluations():
     replaced.task_done(now=605.0, games=128, updates=0, first_of_actor=True)
     assert replaced.measure(now=606.0, updates=0, session_start=0.0, session_eval_s=0.0)["games_per_s"] \
         == pytest.approx(128 / 6)
+
+
+def test_a_diverged_network_stops_the_run_without_saving_over_the_last_good_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    good = (run / "checkpoint.pt").read_bytes()
+    rng = np.random.default_rng(1)
+    raw = rng.integers(0, 4, size=(300, 50)).astype(np.uint8)
+    targets = rng.dirichlet(np.ones(4), size=300).astype(np.float32)
+    with torch.no_grad():
+        trainer.network.body[0].weight[0, 0] = float("inf")
+    with pytest.raises(TrainError, match=r"training diverged after 256 games at learning rate .*: the loss is nan"
+                                         r".*checkpoint.pt holds the last good state.*smaller lr"):
+        trainer.learn(raw, targets)
+    # A checkpoint is never written from it, by the trainer or by anyone.
+    with pytest.raises(ValueError, match=r"body.0.weight hold values that are not finite .*nothing was written"):
+        trainer.save()
+    assert (run / "checkpoint.pt").read_bytes() == good
+
+
+def test_a_loss_far_too_high_is_warned_about_once(tmp_path, monkeypatch, capsys):
+    import train.trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "DIVERGING_LOSS", 0.0)  # any loss counts as far too high
+    _trained(tmp_path / "run", steps=3)
+    err = capsys.readouterr().err
+    assert err.count("warning: the training loss is") == 1 and "the learning rate (" in err

@@ -161,6 +161,18 @@ def test_lost_actors_workers_and_objects_count_as_a_dead_actor_and_task_errors_d
     assert not _actor_lost(ValueError("a bug in the task"))
 
 
+def test_a_task_that_raises_is_reported_in_one_line_with_its_cause():
+    import ray.exceptions as rx
+
+    from train.trainer import _task_failed
+
+    exc = rx.RayTaskError("play", "Traceback (most recent call last):\n  File \"selfplay.py\", line 120\n"
+                                  "ValueError: segment_argmax: value 0 (segment 0) is NaN", ValueError("NaN"))
+    error = _task_failed(exc, 1234)
+    assert isinstance(error, TrainError)
+    assert str(error) == "a self-play task failed after 1,234 games: ValueError: segment_argmax: value 0 (segment 0) is NaN"
+
+
 def test_training_goes_on_when_an_actor_dies(tmp_path, ray_cluster):
     config = load_config(ROOT / "configs/smoke.yaml", total_games=384, eval_every_games=0,
                          final_eval_games=0, actors=2)
