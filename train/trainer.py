@@ -511,8 +511,11 @@ class Trainer:
     def _diverged(self, what: str) -> TrainError:
         """The error that stops a run whose network has stopped being numbers (nothing is saved after it)."""
         latest = self.run_dir / "checkpoint.pt"
-        kept = (f"{latest} holds the last good state" if latest.is_file()
-                else "no checkpoint had been written yet")
+        if latest.is_file():
+            kept = f"{latest} holds the last good state"
+        else:  # nothing to resume (a new run): its files go, as for one that never started, so --out can be reused
+            self._unstarted = True
+            kept = "no checkpoint had been written yet, so the run's files are removed"
         return TrainError(f"training diverged after {self.games:,} games at learning rate "
                           f"{self.learning_rate():g}: {what}. Nothing was saved after that; {kept}. "
                           "Start a new run with a smaller lr (and lr_final).")

@@ -541,6 +541,14 @@ def test_a_diverged_network_stops_the_run_without_saving_over_the_last_good_chec
     with pytest.raises(ValueError, match=r"body.0.weight hold values that are not finite .*nothing was written"):
         trainer.save()
     assert (run / "checkpoint.pt").read_bytes() == good
+    # Before any checkpoint, nothing can be resumed: the new run's files go (train() removes them), so
+    # the same --out can be used again.
+    fresh = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "fresh", progress=False)
+    with torch.no_grad():
+        fresh.network.body[0].weight[0, 0] = float("nan")
+    with pytest.raises(TrainError, match="no checkpoint had been written yet, so the run's files are removed"):
+        fresh.learn(raw, targets)
+    assert fresh._unstarted
 
 
 def test_a_loss_far_too_high_is_warned_about_once(tmp_path, monkeypatch, capsys):
