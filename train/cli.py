@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -825,8 +826,17 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
     if isinstance(getattr(args, "position", None), str):
         args.position = args.position.strip()
+    # SIGTERM (a job scheduler's time limit, kill) unwinds like Ctrl-C, so that a match stops
+    # its worker processes instead of leaving them running; nardy train installs its own.
+    import threading
+
+    main_thread = threading.current_thread() is threading.main_thread()  # where handlers may be set
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        print("\nnardy: terminated", file=sys.stderr)
+        return 143
     except BrokenPipeError:
         # The reader went away (``nardy ... | head``): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -835,6 +845,17 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """Raised by SIGTERM while a command runs (a BaseException, like KeyboardInterrupt)."""
+
+
+def _terminated(signum: int, frame: Any) -> NoReturn:
+    raise Terminated()
 
 
 if __name__ == "__main__":

@@ -269,7 +269,8 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
 
             ctx = mp.get_context("spawn")  # numba and torch threads do not survive fork
             results: dict[int, dict[str, np.ndarray]] = {}
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
+            try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict()): k
                            for k, chunk in enumerate(chunks)}
                 notes: dict[str, None] = {}
@@ -277,6 +278,12 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
                     results[futures[fut]], caught = fut.result()
                     notes.update(dict.fromkeys(caught))
                     bar.update(2 * len(chunks[futures[fut]]))
+            except BaseException:
+                # Interrupted (Ctrl-C, SIGTERM from a job scheduler) or a worker failed: stop the
+                # workers now rather than wait for their chunks (shutdown would), or leave them running.
+                _stop_workers(pool)
+                raise
+            pool.shutdown()
             for note in notes:  # each worker loaded the players: show their warnings once
                 warnings.warn(note, stacklevel=2)
             parts = [results[k] for k in range(len(chunks))]
@@ -288,6 +295,13 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
         bar.close()
     return MatchResult(name_a, name_b, np.concatenate([p["points_a"] for p in parts]),
                        np.concatenate([p["plies"] for p in parts]), seed, rules.to_dict(), chunk_pairs)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End a pool's worker processes at once (the executor offers no public way to)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _NoBar:

@@ -330,3 +330,47 @@ def test_export_takes_default_for_the_shipped_player_like_every_command(monkeypa
     monkeypatch.setattr(train.export, "SHIPPED_PLAYER", tmp_path / "nowhere")  # an installed package
     with pytest.raises(ExportError, match="'default' names the shipped player, .*this installation lacks"):
         _checkpoint_path("default")
+
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is ``pid`` (Linux /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_sigterm_stops_a_match_and_its_worker_processes():
+    """A job scheduler's SIGTERM goes to nardy alone: its spawned workers must not play on, orphaned."""
+    import signal
+    import time
+
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    proc = subprocess.Popen([*cmd, "eval", "random", "race", "--games", "200000", "--workers", "2", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 60
+        workers: set[int] = set()
+        while time.time() < deadline and len(workers) < 2:  # two workers plus the resource tracker
+            workers = {c for c in _children(proc.pid)
+                       if "spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")}
+            time.sleep(0.2)
+        assert len(workers) == 2, "the match did not start its two workers"
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143 and "nardy: terminated" in err, err
+    deadline = time.time() + 10
+    while time.time() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
+        time.sleep(0.2)
+    left = [w for w in workers if Path(f"/proc/{w}/stat").exists()
+            and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    assert not left, f"worker processes {left} outlived the SIGTERM"
