@@ -19,7 +19,7 @@ from nardy_env.players import Player
 
 from .bots import BOTS
 
-__all__ = ["SHIPPED_PLAYER", "resolve", "split_ply"]
+__all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
 
 #: The shipped player's folder; the name ``default`` plays it from any directory.
 SHIPPED_PLAYER = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
@@ -53,6 +53,23 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
             player.name = spec  # type: ignore[misc]  # shown as asked for: "default", not a long path
         return player
     return _path_player(path, base, ply, rules)
+
+
+def player_file(spec: str) -> Path | None:
+    """The file whose network a player name plays (``policy.onnx`` of an exported folder, else the
+    checkpoint), for recording which network a result belongs to; None for bots and other names."""
+    base, _ = split_ply(spec)
+    if base in BOTS:
+        return None
+    path = SHIPPED_PLAYER if base == "default" and not Path(base).exists() else Path(base)
+    if path.name in ("policy.onnx", "policy.json") and path.is_file():
+        path = path.parent
+    if path.is_dir():
+        for name in ("policy.onnx", "checkpoint.pt"):  # the export is played when there is one
+            if (path / name).is_file():
+                return path / name
+        return None
+    return path if path.is_file() else None
 
 
 def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player | None:

@@ -275,7 +275,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     rules = _game_rules("eval", [args.a, args.b], _load_players_or_exit([args.a, args.b], asked, quiet=True),
                         asked)
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                      progress=not args.json)
+                      progress=not args.json, chunk_pairs=args.chunk_pairs)
     summary = result.summary()
     if args.json:
         print(json.dumps(summary))
@@ -307,7 +307,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked, quiet=True), asked)
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                     progress=not args.json)
+                     progress=not args.json, chunk_pairs=args.chunk_pairs)
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2
@@ -656,6 +656,9 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
     parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
     parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 200 games)")
+    parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
+                        help="pairs played in one lockstep batch (default 100); a randomising player's draws "
+                             "depend on it, so give the chunk_pairs a result records to reproduce it")
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--rules", help="rule variants as JSON (default: those the network players were trained under, else the default rules)")
 

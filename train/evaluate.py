@@ -135,12 +135,34 @@ class MatchResult:
     """The rule variant keys played (None: not recorded)."""
     chunk_pairs: int | None = None
     """Pairs per batch (None: not recorded)."""
+    provenance: dict[str, Any] | None = None
+    """What else a reader needs to reproduce the match: versions, the players' network files."""
 
     def summary(self) -> dict[str, Any]:
         out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
         out["rules"] = self.rules
         out["chunk_pairs"] = self.chunk_pairs
+        out.update(self.provenance or {})
         return out
+
+
+def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
+    """The versions that decide a match's games (nardy's rules and players, numpy's random
+    streams for the dice) and the SHA-256 of each network file played (None for bots and objects)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from agents.files import file_sha256
+    from agents.registry import player_file
+
+    try:
+        nardy_version = version("nardy")
+    except PackageNotFoundError:
+        nardy_version = None
+    out: dict[str, Any] = {"nardy_version": nardy_version, "numpy_version": np.__version__}
+    for key, player in (("player_a_sha256", player_a), ("player_b_sha256", player_b)):
+        path = player_file(player) if isinstance(player, str) else None
+        out[key] = file_sha256(path) if path is not None else None
+    return out
 
 
 def mean_ci(pair_values: np.ndarray, low: float, high: float) -> tuple[float, float, float]:
@@ -187,6 +209,11 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
         "ci95": [round(ppg_lo, 4), round(ppg_hi, 4)],
         "mars_rate_a": round(float((points_a == 2).mean()), 4),
         "mars_rate_b": round(float((points_a == -2).mean()), 4),
+        # Exact counts (the rates above are rounded): wins and mars wins of each side.
+        "wins_a": int((points_a > 0).sum()),
+        "wins_b": int((points_a < 0).sum()),
+        "mars_wins_a": int((points_a == 2).sum()),
+        "mars_wins_b": int((points_a == -2).sum()),
         "points_per_game_a_white": round(float(pairs[:, 0].mean()), 4),
         "points_per_game_a_black": round(float(pairs[:, 1].mean()), 4),
         "win_rate_a_white": round(float((pairs[:, 0] > 0).mean()), 4),
@@ -294,7 +321,8 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     finally:
         bar.close()
     return MatchResult(name_a, name_b, np.concatenate([p["points_a"] for p in parts]),
-                       np.concatenate([p["plies"] for p in parts]), seed, rules.to_dict(), chunk_pairs)
+                       np.concatenate([p["plies"] for p in parts]), seed, rules.to_dict(), chunk_pairs,
+                       provenance(player_a, player_b))
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
@@ -321,7 +349,7 @@ def _progress(total: int, desc: str, enabled: bool):
 
 
 def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEFAULT_RULES,
-           workers: int | None = None, progress: bool = False) -> dict[str, Any]:
+           workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.
 
     Ratings solve r_i - r_j = ppg(i, j) by weighted least squares (weights
@@ -347,7 +375,7 @@ def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEF
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             result = evaluate(players[i], players[j], games, seed=seed, rules=rules,
-                              workers=workers, progress=progress)
+                              workers=workers, progress=progress, chunk_pairs=chunk_pairs)
             matches.append((i, j, result.summary()))
             wins.append(int((np.asarray(result.points_a) > 0).sum()))  # exact: win_rate is rounded
     n = len(players)

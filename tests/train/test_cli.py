@@ -374,3 +374,15 @@ def test_sigterm_stops_a_match_and_its_worker_processes():
     left = [w for w in workers if Path(f"/proc/{w}/stat").exists()
             and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
     assert not left, f"worker processes {left} outlived the SIGTERM"
+
+
+def test_eval_chunk_pairs_reproduces_a_python_result():
+    """A result made with another chunk_pairs (it decides a randomising player's draws) is reproducible."""
+    from train.evaluate import evaluate
+
+    out = run("eval", "random", "race", "--games", "40", "--seed", "3", "--chunk-pairs", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == json.loads(json.dumps(
+        evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()))
+    default = json.loads(run("eval", "random", "race", "--games", "40", "--seed", "3", "--json").stdout)
+    assert default["chunk_pairs"] == 100 and default["points_per_game"] != json.loads(out.stdout)["points_per_game"]

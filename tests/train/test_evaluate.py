@@ -40,6 +40,26 @@ def test_summary_statistics_on_a_known_case():
     assert s["win_rate_ci95"] == pytest.approx([wins.mean() - wh, wins.mean() + wh], abs=1e-4)
     assert s["mars_rate_a"] == pytest.approx(2 / 8) and s["mars_rate_b"] == pytest.approx(0)
     assert s["games"] == 8 and s["pairs"] == 4
+    # Exact counts beside the rounded rates.
+    assert (s["wins_a"], s["wins_b"], s["mars_wins_a"], s["mars_wins_b"]) == (5, 3, 2, 0)
+
+
+def test_a_match_records_what_reproduces_it(tmp_path):
+    """Versions that decide the games, and which network file each player was."""
+    from importlib.metadata import version
+
+    from agents.files import file_sha256
+    from agents.registry import SHIPPED_PLAYER
+
+    s = evaluate("default", "heuristic", 4, seed=1).summary()
+    assert s["nardy_version"] == version("nardy") and s["numpy_version"] == np.__version__
+    assert s["player_a_sha256"] == file_sha256(SHIPPED_PLAYER / "policy.onnx")  # the export is what plays
+    assert s["player_b_sha256"] is None  # a bot
+    checkpoint = tmp_path / "copy.pt"
+    checkpoint.write_bytes((SHIPPED_PLAYER / "checkpoint.pt").read_bytes())
+    s = evaluate("race", f"{checkpoint}@1", 2, seed=1).summary()
+    assert s["player_b_sha256"] == file_sha256(checkpoint) and s["player_a_sha256"] is None
+    assert evaluate(RaceBot(), HeuristicBot(), 2).summary()["player_a_sha256"] is None  # objects: no file
 
 
 def test_intervals_stay_possible_and_never_collapse():
