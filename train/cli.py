@@ -272,16 +272,46 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.games < 2 or args.games % 2:
         print("nardy eval: --games must be an even number >= 2 (games are played in pairs)", file=sys.stderr)
         return 2
+    if args.records and not _writable_file_or_say("eval", "--records", args.records):
+        return 2
     rules = _game_rules("eval", [args.a, args.b], _load_players_or_exit([args.a, args.b], asked, quiet=True),
                         asked)
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                      progress=not args.json, chunk_pairs=args.chunk_pairs)
+                      progress=not args.json, chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
+    if args.records:
+        from agents.files import write_atomic
+
+        lines = "".join(json.dumps(r) + "\n" for r in result.records or [])
+        try:
+            write_atomic(args.records, lambda fh: fh.write(lines.encode("utf-8")))
+        except OSError as exc:
+            print(f"nardy eval: could not write {args.records}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     if args.json:
         print(json.dumps(summary))
     else:
         _print_match(summary)
+        if args.records:
+            print(f"\ngame records: {args.records} ({len(result.records or [])} games, one JSON line each)")
     return 0
+
+
+def _writable_file_or_say(command: str, option: str, name: str) -> bool:
+    """Whether a file may be written at ``name`` (its folder exists and is writable), else say why."""
+    from pathlib import Path
+
+    path = Path(name)
+    if path.is_dir():
+        print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)
+        return False
+    if not path.parent.is_dir():
+        print(f"nardy {command}: {option} {path}: folder {path.parent} does not exist", file=sys.stderr)
+        return False
+    if not os.access(path.parent, os.W_OK):  # found now, not after all the games
+        print(f"nardy {command}: {option} {path}: folder {path.parent} is not writable", file=sys.stderr)
+        return False
+    return True
 
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
@@ -298,11 +328,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         if png.suffix.lower() != ".png":
             print(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png", file=sys.stderr)
             return 2
-        if not png.parent.is_dir():
-            print(f"nardy ladder: --png {png}: folder {png.parent} does not exist", file=sys.stderr)
-            return 2
-        if not os.access(png.parent, os.W_OK):  # found now, not after all the games
-            print(f"nardy ladder: --png {png}: folder {png.parent} is not writable", file=sys.stderr)
+        if not _writable_file_or_say("ladder", "--png", args.png):
             return 2
     rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked, quiet=True), asked)
     try:
@@ -715,6 +741,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("b", metavar="B", help=player_help)
     ev.add_argument("--games", type=int, default=2000, help="games to play, an even number (default 2000)")
     _match_options(ev, "print one JSON object as the last line")
+    ev.add_argument("--records", metavar="FILE",
+                    help="also write every game's record to FILE, one JSON line per game (players, opening roll, "
+                         "each ply's dice and moves, result)")
     ev.set_defaults(func=_cmd_eval)
 
     ld = sub.add_parser("ladder", help="round robin between players, with ratings",

@@ -21,8 +21,10 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, available_cpus
 from nardy_env.game import opening_roll
+from nardy_env.notation import Color, to_common_point
 from nardy_env.players import Player, choose_indices, load_player
 from nardy_env.rules import DEFAULT_RULES, as_rules
+from train.moves import format_move_sequence
 
 __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize"]
 
@@ -70,11 +72,14 @@ class _PairDice:
 
 def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed: int,
                rules: Rules = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
-               threads: int | None = None) -> dict[str, np.ndarray]:
+               threads: int | None = None, record: bool = False) -> dict[str, Any]:
     """Play each pair's two games (A white, then A black) in lockstep.
 
     Returns per-game arrays in pair order (game ``2k`` is pair k with A white):
-    ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``.
+    ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``; with ``record``,
+    also ``records``: per game ``{"pair", "first", "opening", "plays"}``, the
+    plays as ``[[d1, d2], "24/18 18/13"]`` in common point numbers, one per ply
+    from the opening roll on, the sides alternating from ``first``.
     """
     rules = as_rules(rules)
     pair_array = np.asarray(pair_ids, dtype=np.int64)
@@ -93,6 +98,7 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
     # pair, so a chunk of a match plays the same whichever worker or machine plays it.
     rng = np.random.default_rng([seed, 1 << 30, int(pair_array[0]) if n_pairs else 0])
     active = np.arange(games)
+    log: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     while active.size:
         found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=threads)
         picks = np.empty(active.size, dtype=np.int64)
@@ -105,6 +111,10 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
                 picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors)
                                                    - sub.offsets[:-1])
         after = found.states[picks]
+        if record:  # who moved (0 white), with which dice, which moves (the mover's points)
+            white_moved = a_to_move[active] == a_is_white[active]
+            log.append((active.copy(), np.where(white_moved, 0, 1), dice[active].copy(),
+                        found.moves[picks].copy(), found.num_moves[picks].copy()))
         over = after[:, OFF_MOVER] == NUM_CHECKERS
         if over.any():
             ended = active[over]
@@ -119,7 +129,23 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
         if active.size and plies[active].max() > _MAX_PLIES:
             raise RuntimeError(f"a game passed {_MAX_PLIES} plies; a player never finishes")
         dice[active] = dice_src.at(pair_of[active], plies[active])
-    return {"points_a": points_a, "plies": plies}
+    out: dict[str, Any] = {"points_a": points_a, "plies": plies}
+    if record:
+        out["records"] = _records(log, games, pair_array, dice_src)
+    return out
+
+
+def _records(log, games: int, pair_array: np.ndarray, dice_src: _PairDice) -> list[dict[str, Any]]:
+    """Each game's plays as text, from the per-ply log of ``play_pairs``."""
+    plays: list[list[Any]] = [[] for _ in range(games)]
+    for rows, movers, dice, moves, num in log:
+        for g, color, d, m, n in zip(rows.tolist(), movers.tolist(), dice.tolist(), moves, num.tolist(), strict=True):
+            common = [[int(to_common_point(int(f), Color(color))), int(to_common_point(int(t), Color(color)))]
+                      for f, t in m[:n]]
+            plays[g].append([d, format_move_sequence(common)])
+    first = ["white" if f == 0 else "black" for f in dice_src.first.tolist()]
+    return [{"pair": int(pair_array[g // 2]), "first": first[g // 2], "opening": dice_src.opening[g // 2].tolist(),
+             "plays": plays[g]} for g in range(games)]
 
 
 @dataclass
@@ -137,6 +163,8 @@ class MatchResult:
     """Pairs per batch (None: not recorded)."""
     provenance: dict[str, Any] | None = None
     """What else a reader needs to reproduce the match: versions, the players' network files."""
+    records: list[dict[str, Any]] | None = None
+    """Every game's record, in game order (``evaluate(..., records=True)``), else None."""
 
     def summary(self) -> dict[str, Any]:
         out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
@@ -224,7 +252,7 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
-            rules: dict) -> tuple[dict[str, np.ndarray], list[str]]:
+            rules: dict, record: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Process-pool entry: load both players by name and play some pairs.
 
     Returns the results and the texts of the warnings raised (loading a player
@@ -240,7 +268,7 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         players = load_player(spec_a, r), load_player(spec_b, r)
-    return play_pairs(*players, pair_ids, seed, r, threads=1), [str(w.message) for w in caught]
+    return play_pairs(*players, pair_ids, seed, r, threads=1, record=record), [str(w.message) for w in caught]
 
 
 def display_name(player: Any, default: str) -> str:
@@ -264,7 +292,7 @@ def _check_match(games: Any, seed: Any) -> None:
 
 def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
              rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
-             chunk_pairs: int | None = None) -> MatchResult:
+             chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
     """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
 
     Players named by strings run in ``workers`` processes when there are enough
@@ -276,7 +304,8 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     the chunk's first pair), so the result depends only on the players, the
     games, the seed and ``chunk_pairs``, never on the workers or the machine.
     Worker processes are spawned, so a script that calls this with named
-    players needs the usual ``if __name__ == "__main__":``.
+    players needs the usual ``if __name__ == "__main__":``. ``records``: keep
+    every game's record (``MatchResult.records``; docs/agents.md).
     """
     rules = as_rules(rules)
     _check_match(games, seed)
@@ -298,7 +327,7 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
             results: dict[int, dict[str, np.ndarray]] = {}
             pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
             try:
-                futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict()): k
+                futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}
                 notes: dict[str, None] = {}
                 for fut in as_completed(futures):
@@ -317,12 +346,25 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
         else:
             pa = load_player(player_a, rules)
             pb = load_player(player_b, rules)
-            parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update) for chunk in chunks]
+            parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update, record=records)
+                     for chunk in chunks]
     finally:
         bar.close()
-    return MatchResult(name_a, name_b, np.concatenate([p["points_a"] for p in parts]),
-                       np.concatenate([p["plies"] for p in parts]), seed, rules.to_dict(), chunk_pairs,
-                       provenance(player_a, player_b))
+    points_a = np.concatenate([p["points_a"] for p in parts])
+    game_records = None
+    if records:
+        game_records = []
+        raw = [r for p in parts for r in p["records"]]
+        for g, (r, pts) in enumerate(zip(raw, points_a.tolist(), strict=True)):
+            a_white = g % 2 == 0  # the first game of each pair has A white
+            game_records.append({
+                "game": g, "pair": r["pair"], "white": name_a if a_white else name_b,
+                "black": name_b if a_white else name_a, "first": r["first"], "opening": r["opening"],
+                "winner": "white" if (pts > 0) == a_white else "black", "points": abs(pts), "points_a": pts,
+                "plays": r["plays"],
+            })
+    return MatchResult(name_a, name_b, points_a, np.concatenate([p["plies"] for p in parts]), seed,
+                       rules.to_dict(), chunk_pairs, provenance(player_a, player_b), game_records)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:

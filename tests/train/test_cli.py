@@ -386,3 +386,15 @@ def test_eval_chunk_pairs_reproduces_a_python_result():
         evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()))
     default = json.loads(run("eval", "random", "race", "--games", "40", "--seed", "3", "--json").stdout)
     assert default["chunk_pairs"] == 100 and default["points_per_game"] != json.loads(out.stdout)["points_per_game"]
+
+
+def test_eval_writes_game_records(tmp_path):
+    out = run("eval", "race", "heuristic", "--games", "4", "--seed", "3", "--records", str(tmp_path / "games.jsonl"))
+    assert out.returncode == 0, out.stderr
+    assert f"game records: {tmp_path / 'games.jsonl'} (4 games, one JSON line each)" in out.stdout
+    records = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert [r["game"] for r in records] == [0, 1, 2, 3] and records[0]["white"] == "race"
+    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "nowhere" / "g.jsonl"))
+    assert out.returncode == 2 and "folder" in out.stderr and "does not exist" in out.stderr
+    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path))
+    assert out.returncode == 2 and "is a folder; give a file name" in out.stderr

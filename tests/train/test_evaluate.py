@@ -312,3 +312,45 @@ def test_rules_as_a_dict_are_taken_by_the_match_and_hint_functions_too():
     ranked = rank_plays(HeuristicBot(), black_first, [6, 6], {"head_exception": []})
     assert [r["moves"] for r in ranked] == [[[12, 6]]]  # no first-turn exception: one checker leaves the head
     assert [r["moves"] for r in rank_plays(HeuristicBot(), black_first, [6, 6])] == [[[12, 6], [12, 6]]]
+
+
+def _replay(record: dict) -> tuple[str, int]:
+    """Play a game record through the rules: every play must be legal; returns (winner, points)."""
+    from nardy_env import START_NPN, parse_npn
+    from nardy_env.notation import Color, format_npn
+    from train.moves import format_move_sequence, legal_plays
+
+    state, _ = parse_npn(START_NPN)
+    npn = format_npn(state, Color.WHITE if record["first"] == "white" else Color.BLACK)
+    assert record["plays"][0][0] == record["opening"]
+    for dice, moves in record["plays"]:
+        plays = {format_move_sequence(p["moves"]): p["result"] for p in legal_plays(npn, dice)}
+        assert moves in plays, f"{moves} is not a legal play of {dice} in {npn}"
+        npn = plays[moves]
+    final, to_move = parse_npn(npn)
+    # The side to move now is the loser (its view: 24 its checkers off, 25 the winner's, all 15).
+    assert final[25] == 15 and final[24] < 15, npn
+    return ("white" if to_move == Color.BLACK else "black"), (2 if final[24] == 0 else 1)
+
+
+def test_game_records_replay_through_the_rules_and_show_the_pairing():
+    result = evaluate("race", "heuristic", 8, seed=3, records=True)
+    records = result.records
+    assert [r["game"] for r in records] == list(range(8)) and len(records) == result.points_a.size
+    for r in records:
+        assert _replay(r) == (r["winner"], r["points"])
+        a_white = r["game"] % 2 == 0
+        assert (r["white"], r["black"]) == (("race", "heuristic") if a_white else ("heuristic", "race"))
+        assert r["points_a"] == (r["points"] if (r["winner"] == "white") == a_white else -r["points"])
+        assert len(r["plays"]) == result.plies[r["game"]]
+    for first, second in zip(records[::2], records[1::2], strict=True):  # a pair: one dice sequence, sides swapped
+        assert first["pair"] == second["pair"] and first["opening"] == second["opening"]
+        n = min(len(first["plays"]), len(second["plays"]))
+        assert [d for d, _ in first["plays"][:n]] == [d for d, _ in second["plays"][:n]]
+    assert evaluate("race", "heuristic", 8, seed=3).records is None  # only when asked for
+
+
+def test_game_records_do_not_depend_on_the_workers():
+    one = evaluate("random", "race", 400, seed=2, workers=1, records=True).records
+    two = evaluate("random", "race", 400, seed=2, workers=2, records=True).records
+    assert one == two and len(one) == 400
