@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import warnings
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -183,6 +184,12 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
+    code = _CODE_SPEC.fullmatch(spec)
+    if code and (code.group(1).endswith(".py") or _MODULE.fullmatch(code.group(1))):
+        try:
+            return load_player(_code_player(spec, code.group(1), code.group(2)), rules)
+        except TypeError as exc:  # not a player at all
+            raise ValueError(f"{spec!r}: {exc}") from None
     base, at, depth = spec.rpartition("@")
     if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
         return RandomPlayer()
@@ -196,5 +203,58 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
             return player
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
-        "a run directory or checkpoint file, or an exported policy folder"
+        "a run directory or checkpoint file, an exported policy folder, or your own player as "
+        "FILE.py:NAME or module:NAME"
     )
+
+
+_CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _code_player(spec: str, source: str, name: str) -> Any:
+    """The object ``NAME`` of ``FILE.py`` or of an importable module: a player, a function
+    ``f(states, found, rng)``, or a class made with no arguments."""
+    import importlib
+    import importlib.util
+    import sys
+
+    if source.endswith(".py"):
+        path = os.path.abspath(source)
+        if not os.path.isfile(path):
+            raise PlayerNotFound(f"{spec!r}: there is no file {source}")
+        module_name = f"_nardy_player_{abs(hash(path))}"
+        module = sys.modules.get(module_name)
+        if module is None:
+            loader_spec = importlib.util.spec_from_file_location(module_name, path)
+            assert loader_spec is not None and loader_spec.loader is not None
+            module = importlib.util.module_from_spec(loader_spec)
+            sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
+            try:
+                loader_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[module_name]
+                raise
+    else:
+        try:
+            module = importlib.import_module(source)
+        except ModuleNotFoundError as exc:
+            if exc.name != source.split(".")[0] and exc.name != source:
+                raise  # the module was found; something it imports is missing
+            raise PlayerNotFound(f"{spec!r}: no module {source!r} to import from here (put its folder on "
+                                 f"PYTHONPATH, or name the file: path/to/{source.split('.')[-1]}.py:{name})") from None
+    if not hasattr(module, name):
+        raise PlayerNotFound(f"{spec!r}: {source} has no {name!r}")
+    obj = getattr(module, name)
+    if inspect.isclass(obj):
+        try:
+            obj = obj()
+        except TypeError as exc:
+            raise ValueError(f"{spec!r}: {name} is a class that nardy makes with no arguments, which it "
+                            f"refused ({exc}); name a configured player object, or a function, instead") from None
+    if not getattr(obj, "name", None) and hasattr(obj, "choose"):
+        try:
+            obj.name = spec
+        except AttributeError:
+            pass
+    return obj

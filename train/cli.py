@@ -734,7 +734,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
-    player_help = "a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; append @N to search N plies"
+    player_help = ("a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; "
+                   "append @N to search N plies; or your own player as FILE.py:NAME")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
     ev.add_argument("a", metavar="A", help=player_help)

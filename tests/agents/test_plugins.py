@@ -39,3 +39,51 @@ def test_a_broken_plugin_is_skipped_with_a_warning_and_the_bots_still_load(monke
 def test_the_real_entry_point_is_nardys_own():
     names = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="nardy.players")}
     assert names.get("agents") == "agents.registry:resolve"
+
+
+_AGENT = '''
+import numpy as np
+
+
+class FirstPlay:
+    name = "first"
+
+    def choose(self, states, found, rng, colors=None):
+        return np.zeros(len(states), dtype=np.int64)
+
+
+class NeedsArgs:
+    def __init__(self, depth):
+        self.depth = depth
+
+
+def last_play(states, found, rng):
+    return np.diff(found.offsets) - 1
+
+
+not_a_player = 3
+'''
+
+
+def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
+    """FILE.py:NAME and module:NAME name a player without packaging it: usable wherever names are."""
+    from train.evaluate import evaluate
+
+    (tmp_path / "my_agent.py").write_text(_AGENT)
+    by_file = load_player(f"{tmp_path / 'my_agent.py'}:FirstPlay")
+    assert type(by_file).__name__ == "FirstPlay" and by_file.name == "first"
+    assert load_player(f"{tmp_path / 'my_agent.py'}:last_play").choose is not None
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert type(load_player("my_agent:FirstPlay")).__name__ == "FirstPlay"
+    # Named, it plays in worker processes too, exactly as the object does in this one.
+    named = evaluate(f"{tmp_path / 'my_agent.py'}:last_play", "race", 400, seed=2, workers=2).summary()
+    mine = evaluate(load_player(f"{tmp_path / 'my_agent.py'}:last_play"), "race", 400, seed=2).summary()
+    assert {k: v for k, v in named.items() if k != "player_a"} == {k: v for k, v in mine.items() if k != "player_a"}
+    for spec, message in ((f"{tmp_path / 'nothere.py'}:X", "there is no file"),
+                          (f"{tmp_path / 'my_agent.py'}:Nope", "has no 'Nope'"),
+                          ("no_such_module_here:X", "no module 'no_such_module_here' to import from here"),
+                          (f"{tmp_path / 'my_agent.py'}:NeedsArgs", "makes with no arguments"),
+                          (f"{tmp_path / 'my_agent.py'}:not_a_player", "must be a name, have a choose")):
+        with pytest.raises(ValueError if "arguments" in message or "choose" in message else players.PlayerNotFound,
+                           match=message):
+            load_player(spec)

@@ -215,3 +215,13 @@ def test_players_trained_under_different_rules_need_rules_chosen(home_player):
     chosen = run("eval", home_player, "default", "--games", "2", "--json", "--rules", '{"block_rule": "home"}')
     assert chosen.returncode == 0, chosen.stderr
     assert json.loads(chosen.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
+
+
+def test_your_own_player_file_on_the_command_line(tmp_path):
+    (tmp_path / "my_agent.py").write_text(
+        "import numpy as np\n\n\ndef first(states, found, rng):\n    return np.zeros(len(states), dtype=np.int64)\n")
+    out = run("eval", f"{tmp_path / 'my_agent.py'}:first", "race", "--games", "4", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1])["player_a"] == f"{tmp_path / 'my_agent.py'}:first"
+    out = run("eval", f"{tmp_path / 'my_agent.py'}:missing", "race", "--games", "4")
+    assert out.returncode == 2 and "has no 'missing'" in out.stderr and "Traceback" not in out.stderr
