@@ -185,11 +185,16 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
     code = _CODE_SPEC.fullmatch(spec)
+    unknown_module: PlayerNotFound | None = None
     if code and (code.group(1).endswith(".py") or _MODULE.fullmatch(code.group(1))):
         try:
             return load_player(_code_player(spec, code.group(1), code.group(2)), rules)
         except TypeError as exc:  # not a player at all
             raise ValueError(f"{spec!r}: {exc}") from None
+        except PlayerNotFound as exc:
+            if code.group(1).endswith(".py"):
+                raise
+            unknown_module = exc  # "name:thing" may still be a plugin's name: ask them first
     base, at, depth = spec.rpartition("@")
     if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
         return RandomPlayer()
@@ -201,6 +206,8 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
         if player is not None:
             return player
+    if unknown_module is not None:
+        raise unknown_module
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "

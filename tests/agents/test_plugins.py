@@ -87,3 +87,17 @@ def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
         with pytest.raises(ValueError if "arguments" in message or "choose" in message else players.PlayerNotFound,
                            match=message):
             load_player(spec)
+
+
+def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
+    """'gnubg:expert' looks like module:NAME; with no such module, the plugins are asked as before."""
+    from agents.registry import resolve
+
+    def mine(spec, rules):
+        return players.RandomPlayer() if spec == "nomodulehere:expert" else None
+
+    fake = [_EntryPoint("agents", "agents.registry:resolve", resolve), _EntryPoint("mine", "mine:resolve", mine)]
+    monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
+    assert isinstance(load_player("nomodulehere:expert"), players.RandomPlayer)
+    with pytest.raises(players.PlayerNotFound, match="no module 'nomodulehere2'"):
+        load_player("nomodulehere2:expert")
