@@ -606,9 +606,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 raise
             return _storage_error(exc, run_dir, continue_with)
         if trainer.interrupted:
-            print(f"interrupted after {trainer.games} games; checkpoint saved. Continue with: {continue_with}",
-                  flush=True)
-            return 130
+            terminated = trainer.stop_signal == signal.SIGTERM
+            print(f"{'terminated' if terminated else 'interrupted'} after {trainer.games} games; checkpoint saved. "
+                  f"Continue with: {continue_with}", flush=True)
+            return 143 if terminated else 130
         actors = stats.get("actors", 0)
         print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
               f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
@@ -879,7 +880,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
     finally:
-        if main_thread:
+        if main_thread and previous is not None:  # None: a handler set from C, which Python cannot put back
             signal.signal(signal.SIGTERM, previous)
 
 

@@ -108,6 +108,17 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
 
     if ray.is_initialized():
         return ray.cluster_resources()
+    # ray.init puts in its own SIGTERM handler (sys.exit(15)); a caller's own handler (nardy's
+    # command: SIGTERM stops like Ctrl-C) is put back once Ray has started.
+    own_handler = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    try:
+        return _init_ray(ray, address, num_cpus)
+    finally:
+        if callable(own_handler) and signal.getsignal(signal.SIGTERM) is not own_handler:
+            signal.signal(signal.SIGTERM, own_handler)
+
+
+def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, Any]:
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address:
         check_ray_address(address)
@@ -226,6 +237,7 @@ class Trainer:
         self._writer: Any = None
         self._picture_from = 0  # games at the last reliability picture
         self.interrupted = False
+        self.stop_signal: int | None = None  # SIGINT or SIGTERM, once one has asked a session to stop
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
 
@@ -691,9 +703,11 @@ class Trainer:
         # Ctrl-C or SIGTERM: finish the step in hand, save, stop. Ray's blocking
         # wait would not let a KeyboardInterrupt through, so poll a flag instead.
         self.interrupted = False
+        self.stop_signal = None
 
         def request_stop(signum: int, frame: Any) -> None:
             self.interrupted = True
+            self.stop_signal = signum
 
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)} \
             if threading.current_thread() is threading.main_thread() else {}

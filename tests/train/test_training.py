@@ -82,6 +82,32 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     assert re.search(r"this session \d+ games/s and \d+ updates/s \(evaluations excluded\)", out.stdout)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGTERM to send")
+def test_sigterm_stops_training_with_a_checkpoint_and_exit_143(tmp_path, ray_cluster):
+    """A job scheduler's SIGTERM: the step in hand is finished and saved, and the exit says terminated
+    (ray.init installs its own SIGTERM handler; nardy's is put back)."""
+    run = tmp_path / "termed"
+    proc = subprocess.Popen(
+        _nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run), "--quiet",
+               "--address", ray_cluster),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=ROOT)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not (run / "checkpoint.pt").exists():
+            if proc.poll() is not None:
+                pytest.fail(f"training ended before it could be stopped: {proc.stdout.read()[-2000:]}")
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, out[-2000:]
+    match = re.search(r"terminated after (\d+) games; checkpoint saved. Continue with: nardy train --resume", out)
+    assert match, out[-2000:]
+    assert load_checkpoint(run)[1]["training"]["games"] == int(match.group(1))
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGKILL or process groups")
 def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ray_cluster):
     run = tmp_path / "killed"
@@ -302,3 +328,20 @@ def test_actors_that_never_start_stop_the_run_with_their_cause(tmp_path, ray_clu
         trainer.train()
     assert trainer.games == 0 and trainer.actor_restarts >= 5
     assert not (tmp_path / "run").exists()  # nothing left behind: the same command may be given again
+
+
+def test_joining_ray_keeps_the_callers_sigterm_handler(ray_cluster):
+    """ray.init replaces SIGTERM's handler with one that exits with status 15; start_ray puts the
+    caller's back (nardy's command relies on it during start-up and the closing evaluation)."""
+    script = (
+        "import signal, sys\n"
+        "from train.trainer import start_ray\n"
+        "def mine(signum, frame): pass\n"
+        "signal.signal(signal.SIGTERM, mine)\n"
+        f"start_ray({ray_cluster!r})\n"
+        "print(signal.getsignal(signal.SIGTERM) is mine)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         env=_env(), cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "True"
