@@ -185,16 +185,12 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
     code = _CODE_SPEC.fullmatch(spec)
-    unknown_module: PlayerNotFound | None = None
-    if code and (code.group(1).endswith(".py") or _MODULE.fullmatch(code.group(1))):
-        try:
-            return load_player(_code_player(spec, code.group(1), code.group(2)), rules)
-        except TypeError as exc:  # not a player at all
-            raise ValueError(f"{spec!r}: {exc}") from None
-        except PlayerNotFound as exc:
-            if code.group(1).endswith(".py"):
-                raise
-            unknown_module = exc  # "name:thing" may still be a plugin's name: ask them first
+    if code and code.group(1).endswith(".py"):
+        return _load_code_player(spec, code.group(1), code.group(2), rules)
+    searching = _CODE_SPEC.fullmatch(spec.rpartition("@")[0])
+    if searching and spec.rpartition("@")[2].isdigit() and (
+            searching.group(1).endswith(".py") or _MODULE.fullmatch(searching.group(1))):
+        raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
     base, at, depth = spec.rpartition("@")
     if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
         return RandomPlayer()
@@ -206,8 +202,8 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
         if player is not None:
             return player
-    if unknown_module is not None:
-        raise unknown_module
+    if code and _MODULE.fullmatch(code.group(1)):  # after the plugins: "name:thing" may be one of theirs
+        return _load_code_player(spec, code.group(1), code.group(2), rules)
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "
@@ -217,6 +213,16 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
 
 _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def _load_code_player(spec: str, source: str, name: str, rules: Rules | None) -> Player:
+    obj = _code_player(spec, source, name)
+    if isinstance(obj, str | bytes | os.PathLike):
+        raise ValueError(f"{spec!r}: {name} is a {type(obj).__name__}, not a player")
+    try:
+        return load_player(obj, rules)
+    except TypeError as exc:  # not a player at all
+        raise ValueError(f"{spec!r}: {exc}") from None
 
 
 def _code_player(spec: str, source: str, name: str) -> Any:
@@ -233,15 +239,19 @@ def _code_player(spec: str, source: str, name: str) -> Any:
         module_name = f"_nardy_player_{abs(hash(path))}"
         module = sys.modules.get(module_name)
         if module is None:
+            # As when the file is run as a script: modules beside it can be imported.
+            folder = os.path.dirname(path)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
             loader_spec = importlib.util.spec_from_file_location(module_name, path)
             assert loader_spec is not None and loader_spec.loader is not None
             module = importlib.util.module_from_spec(loader_spec)
             sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
             try:
                 loader_spec.loader.exec_module(module)
-            except BaseException:
+            except Exception as exc:
                 del sys.modules[module_name]
-                raise
+                raise ValueError(f"{spec!r}: running {source} failed: {type(exc).__name__}: {exc}") from exc
     else:
         try:
             module = importlib.import_module(source)

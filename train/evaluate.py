@@ -176,19 +176,20 @@ class MatchResult:
 
 def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     """The versions that decide a match's games (nardy's rules and players, numpy's random
-    streams for the dice) and the SHA-256 of each network file played (None for bots and objects)."""
-    from importlib.metadata import PackageNotFoundError, version
+    streams for the dice) and the SHA-256 of each named player's file (its network, or the
+    source of a FILE.py:NAME player; None for bots, plugins' names and objects)."""
+    from pathlib import Path
 
+    import nardy_env
     from agents.files import file_sha256
     from agents.registry import player_file
 
-    try:
-        nardy_version = version("nardy")
-    except PackageNotFoundError:
-        nardy_version = None
-    out: dict[str, Any] = {"nardy_version": nardy_version, "numpy_version": np.__version__}
+    out: dict[str, Any] = {"nardy_version": nardy_env.__version__, "numpy_version": np.__version__}
     for key, player in (("player_a_sha256", player_a), ("player_b_sha256", player_b)):
         path = player_file(player) if isinstance(player, str) else None
+        source = player.rpartition(":")[0] if isinstance(player, str) else ""
+        if path is None and source.endswith(".py") and Path(source).is_file():
+            path = Path(source)  # your own player, FILE.py:NAME: its source
         out[key] = file_sha256(path) if path is not None else None
     return out
 

@@ -89,6 +89,22 @@ def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
             load_player(spec)
 
 
+def test_your_own_player_file_imports_like_a_script_and_its_errors_are_named(tmp_path):
+    folder = tmp_path / "agentdir"
+    folder.mkdir()
+    (folder / "helper_mod.py").write_text("import numpy as np\n\ndef pick(n):\n    return np.zeros(n, dtype=np.int64)\n")
+    (folder / "uses_helper.py").write_text("from helper_mod import pick\n\ndef first(states, found, rng):\n"
+                                          "    return pick(len(states))\n\nSELF = 'x'\n")
+    assert load_player(f"{folder / 'uses_helper.py'}:first").choose is not None  # its folder is importable
+    with pytest.raises(ValueError, match="SELF is a str, not a player"):
+        load_player(f"{folder / 'uses_helper.py'}:SELF")
+    (folder / "broken.py").write_text("def first(:\n")
+    with pytest.raises(ValueError, match=r"running .*broken.py failed: SyntaxError"):
+        load_player(f"{folder / 'broken.py'}:first")
+    with pytest.raises(ValueError, match="your own players do not search; drop '@1'"):
+        load_player(f"{folder / 'uses_helper.py'}:first@1")
+
+
 def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
     """'gnubg:expert' looks like module:NAME; with no such module, the plugins are asked as before."""
     from agents.registry import resolve
