@@ -300,7 +300,10 @@ class Trainer:
         # would count them).
         for bad in unreadable:
             if bad.name != "checkpoint.pt":
-                aside = bad.with_name(bad.name + ".unreadable")
+                aside, n = bad.with_name(bad.name + ".unreadable"), 1
+                while aside.exists():  # one set aside before stays too
+                    n += 1
+                    aside = bad.with_name(f"{bad.name}.unreadable-{n}")
                 bad.replace(aside)
                 self.skipped.append(f"{bad.name} is kept as {aside.name}")
         if path.name != "checkpoint.pt":
@@ -333,7 +336,7 @@ class Trainer:
             before = (self.run_dir / "eval.jsonl").read_bytes().decode("utf-8", "replace")
         except OSError:
             before = ""
-        dropped = sum(1 for line in before.splitlines() if line.strip()) - len(self.eval_history)
+        dropped = sum(1 for line in before.splitlines() if _is_json(line)) - len(self.eval_history)
         if dropped > 0:
             self.skipped.append(f"eval.jsonl: {dropped} record(s) made after {self.resumed_from.name} "
                                 "(at {:,} games) left out; those evaluations are made again".format(self.games))
@@ -525,9 +528,9 @@ class Trainer:
         latest = self.run_dir / "checkpoint.pt"
         if latest.is_file():
             kept = f"{latest} holds the last good state"
-        else:  # nothing to resume (a new run): its files go, as for one that never started, so --out can be reused
-            self._unstarted = True
-            kept = "no checkpoint had been written yet, so the run's files are removed"
+        else:  # nothing to resume; its logs (the loss that blew up) are kept for a look
+            kept = (f"no checkpoint had been written yet, so there is nothing to resume ({self.run_dir} keeps "
+                    "its logs; remove it to use that --out again)")
         return TrainError(f"training diverged after {self.games:,} games at learning rate "
                           f"{self.learning_rate():g}: {what}. Nothing was saved after that; {kept}. "
                           "Start a new run with a smaller lr (and lr_final).")
@@ -1078,6 +1081,15 @@ def _actor_lost(exc: BaseException) -> bool:
     import ray.exceptions as rx
 
     return isinstance(exc, rx.RayActorError | rx.WorkerCrashedError | rx.ObjectLostError | rx.NodeDiedError)
+
+
+def _is_json(line: str) -> bool:
+    """Whether a line of eval.jsonl is a whole record (not blank, not cut short by a kill)."""
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return bool(line.strip())
 
 
 def _task_failed(exc: BaseException, games: int) -> TrainError:

@@ -68,6 +68,11 @@ def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
     assert not (run / "checkpoint-000000768.pt").exists()
     assert (run / "checkpoint-000000768.pt.unreadable").read_bytes() == data[:2000]
     assert "checkpoint-000000768.pt is kept as checkpoint-000000768.pt.unreadable" in after.skipped
+    (run / "checkpoint-000000768.pt").write_bytes(b"junk again")  # a second one, later: kept beside the first
+    (run / "checkpoint.pt").write_bytes(b"junk")
+    Trainer(before.config, run, resume=True, progress=False)
+    assert (run / "checkpoint-000000768.pt.unreadable").read_bytes() == data[:2000]
+    assert (run / "checkpoint-000000768.pt.unreadable-2").read_bytes() == b"junk again"
     for name in ("checkpoint.pt", *(p.name for p in run.glob("checkpoint-*.pt"))):
         (run / name).write_bytes(b"junk")
     with pytest.raises(TrainError, match="no readable checkpoint"):
@@ -118,6 +123,7 @@ def test_eval_log_is_rewritten_from_the_checkpoint_on_resume(tmp_path):
     with open(run / "eval.jsonl", "w") as fh:  # as if evaluations were logged after that checkpoint
         for games in (256, 512, 512):
             fh.write(json.dumps({"games_trained": games}) + "\n")
+        fh.write('{"games_trained": 7')  # and one cut short by a kill: no record, not counted
     again = Trainer(trainer.config, run, resume=True, progress=False)
     lines = [json.loads(x) for x in (run / "eval.jsonl").read_text().splitlines()]
     assert lines == trainer.eval_history
@@ -541,14 +547,13 @@ def test_a_diverged_network_stops_the_run_without_saving_over_the_last_good_chec
     with pytest.raises(ValueError, match=r"body.0.weight hold values that are not finite .*nothing was written"):
         trainer.save()
     assert (run / "checkpoint.pt").read_bytes() == good
-    # Before any checkpoint, nothing can be resumed: the new run's files go (train() removes them), so
-    # the same --out can be used again.
+    # Before any checkpoint, nothing can be resumed; the logs stay for a look at what blew up.
     fresh = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "fresh", progress=False)
     with torch.no_grad():
         fresh.network.body[0].weight[0, 0] = float("nan")
-    with pytest.raises(TrainError, match="no checkpoint had been written yet, so the run's files are removed"):
+    with pytest.raises(TrainError, match=r"no checkpoint had been written yet, so there is nothing to resume "
+                                         r"\(.*fresh keeps its logs; remove it to use that --out again\)"):
         fresh.learn(raw, targets)
-    assert fresh._unstarted
 
 
 def test_a_loss_far_too_high_is_warned_about_once(tmp_path, monkeypatch, capsys):
