@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, available_cpus
+from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus
 from nardy_env.game import opening_roll
-from nardy_env.notation import Color, to_common_point
 from nardy_env.players import Player, choose_indices, load_player
 from nardy_env.rules import DEFAULT_RULES, as_rules
 from train.moves import format_move_sequence
@@ -139,10 +138,11 @@ def _records(log, games: int, pair_array: np.ndarray, dice_src: _PairDice) -> li
     """Each game's plays as text, from the per-ply log of ``play_pairs``."""
     plays: list[list[Any]] = [[] for _ in range(games)]
     for rows, movers, dice, moves, num in log:
-        for g, color, d, m, n in zip(rows.tolist(), movers.tolist(), dice.tolist(), moves, num.tolist(), strict=True):
-            common = [[int(to_common_point(int(f), Color(color))), int(to_common_point(int(t), Color(color)))]
-                      for f, t in m[:n]]
-            plays[g].append([d, format_move_sequence(common)])
+        # Common point numbers for the whole ply at once: white's are its own, black's turned by 12.
+        black = (movers == 1)[:, None, None] & (moves > 0)
+        common = np.where(black, (moves.astype(np.int64) + HALF - 1) % NUM_POINTS + 1, moves).tolist()
+        for g, d, m, n in zip(rows.tolist(), dice.tolist(), common, num.tolist(), strict=True):
+            plays[g].append([d, format_move_sequence(m[:n])])
     first = ["white" if f == 0 else "black" for f in dice_src.first.tolist()]
     return [{"pair": int(pair_array[g // 2]), "first": first[g // 2], "opening": dice_src.opening[g // 2].tolist(),
              "plays": plays[g]} for g in range(games)]
