@@ -778,7 +778,8 @@ def legal_continuations(
 
     ``validate=False`` skips the input checks (for callers that pass only
     states and counters this module's own play produced, like the checker-mode
-    env); ``threads`` as for ``legal_afterstates`` (default 1).
+    env), and then every argument must be an array with one entry (row) per
+    position; ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
     if not validate:

@@ -22,8 +22,13 @@ Every command and option, as `nardy COMMAND --help` prints it (written by
 `python tools/cli_reference.py`). Players are named the same way everywhere: a
 bot (`random`, `race`, `heuristic`), `default` (the shipped player), a run
 directory or checkpoint file, or an exported policy folder, with `@N` appended
-to search N plies
+to search N plies, or your own player as `FILE.py:NAME`
 ([agents.md](agents.md)). Positions are NPN strings ([formats.md](formats.md)).
+
+Exit status: 0 done; 1 a failure while working (a file that cannot be
+written, a full disk); 2 bad input, named on stderr; 130 interrupted by
+Ctrl-C and 143 stopped by SIGTERM (a match stops its worker processes;
+`nardy train` first saves a checkpoint and prints how to resume).
 """
 
 

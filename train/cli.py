@@ -685,7 +685,7 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 200 games)")
     parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
-                             "depend on it, so give the chunk_pairs a result records to reproduce it")
+                             "depend on it: to reproduce a result, give the chunk_pairs it records")
     parser.add_argument("--json", action="store_true", help=json_help)
     parser.add_argument("--rules", help="rule variants as JSON (default: those the network players were trained under, else the default rules)")
 
