@@ -187,9 +187,8 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
     code = _CODE_SPEC.fullmatch(spec)
     if code and code.group(1).endswith(".py"):
         return _load_code_player(spec, code.group(1), code.group(2), rules)
-    searching = _CODE_SPEC.fullmatch(spec.rpartition("@")[0])
-    if searching and spec.rpartition("@")[2].isdigit() and (
-            searching.group(1).endswith(".py") or _MODULE.fullmatch(searching.group(1))):
+    searching = _CODE_SPEC.fullmatch(spec.rpartition("@")[0]) if spec.rpartition("@")[2].isdigit() else None
+    if searching and searching.group(1).endswith(".py"):
         raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
     base, at, depth = spec.rpartition("@")
     if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
@@ -202,8 +201,11 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
         if player is not None:
             return player
-    if code and _MODULE.fullmatch(code.group(1)):  # after the plugins: "name:thing" may be one of theirs
+    # After the plugins: "name:thing" (and "name:thing@2") may be one of theirs.
+    if code and _MODULE.fullmatch(code.group(1)):
         return _load_code_player(spec, code.group(1), code.group(2), rules)
+    if searching and _MODULE.fullmatch(searching.group(1)):
+        raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "
@@ -225,6 +227,39 @@ def _load_code_player(spec: str, source: str, name: str, rules: Rules | None) ->
         raise ValueError(f"{spec!r}: {exc}") from None
 
 
+def _run_file(spec: str, source: str, path: str, module_name: str) -> Any:
+    """Run a player's file as a module, as Python runs a script: modules beside it can be imported
+    (its folder leads sys.path while it runs). Those it imports are then forgotten again, so two
+    player files with a helpers.py each get their own, and nothing beside a file shadows another
+    module later (a train.py beside it would replace nardy's in a match's worker processes)."""
+    import importlib.util
+    import sys
+
+    folder = os.path.dirname(path)
+    before = set(sys.modules)
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    assert loader_spec is not None and loader_spec.loader is not None
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
+    sys.path.insert(0, folder)
+    try:
+        loader_spec.loader.exec_module(module)
+    except BaseException as exc:
+        del sys.modules[module_name]
+        if isinstance(exc, SystemExit):  # a script's own usage message, say
+            raise ValueError(f"{spec!r}: running {source} ended it (SystemExit: {exc})") from None
+        if not isinstance(exc, Exception):  # Ctrl-C stays Ctrl-C
+            raise
+        raise ValueError(f"{spec!r}: running {source} failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        sys.path.remove(folder)
+        for name in set(sys.modules) - before - {module_name}:
+            file = getattr(sys.modules[name], "__file__", None) or ""
+            if os.path.dirname(os.path.abspath(file)) == folder or file.startswith(folder + os.sep):
+                del sys.modules[name]
+    return module
+
+
 def _code_player(spec: str, source: str, name: str) -> Any:
     """The object ``NAME`` of ``FILE.py`` or of an importable module: a player, a function
     ``f(states, found, rng)``, or a class made with no arguments."""
@@ -239,27 +274,17 @@ def _code_player(spec: str, source: str, name: str) -> Any:
         module_name = f"_nardy_player_{abs(hash(path))}"
         module = sys.modules.get(module_name)
         if module is None:
-            # As when the file is run as a script: modules beside it can be imported.
-            folder = os.path.dirname(path)
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
-            loader_spec = importlib.util.spec_from_file_location(module_name, path)
-            assert loader_spec is not None and loader_spec.loader is not None
-            module = importlib.util.module_from_spec(loader_spec)
-            sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
-            try:
-                loader_spec.loader.exec_module(module)
-            except Exception as exc:
-                del sys.modules[module_name]
-                raise ValueError(f"{spec!r}: running {source} failed: {type(exc).__name__}: {exc}") from exc
+            module = _run_file(spec, source, path, module_name)
     else:
         try:
             module = importlib.import_module(source)
         except ModuleNotFoundError as exc:
-            if exc.name != source.split(".")[0] and exc.name != source:
-                raise  # the module was found; something it imports is missing
-            raise PlayerNotFound(f"{spec!r}: no module {source!r} to import from here (put its folder on "
-                                 f"PYTHONPATH, or name the file: path/to/{source.split('.')[-1]}.py:{name})") from None
+            if exc.name in (source, source.split(".")[0]):
+                raise PlayerNotFound(f"{spec!r}: no module {source!r} to import from here (put its folder on "
+                                     f"PYTHONPATH, or name the file: path/to/{source.split('.')[-1]}.py:{name})") from None
+            raise ValueError(f"{spec!r}: importing {source} failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            raise ValueError(f"{spec!r}: importing {source} failed: {type(exc).__name__}: {exc}") from exc
     if not hasattr(module, name):
         raise PlayerNotFound(f"{spec!r}: {source} has no {name!r}")
     obj = getattr(module, name)

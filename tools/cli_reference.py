@@ -25,10 +25,14 @@ directory or checkpoint file, or an exported policy folder, with `@N` appended
 to search N plies, or your own player as `FILE.py:NAME`
 ([agents.md](agents.md)). Positions are NPN strings ([formats.md](formats.md)).
 
-Exit status: 0 done; 1 a failure while working (a file that cannot be
-written, a full disk); 2 bad input, named on stderr; 130 interrupted by
-Ctrl-C and 143 stopped by SIGTERM (a match stops its worker processes;
-`nardy train` first saves a checkpoint and prints how to resume).
+Exit status: 0 done. When a command cannot do what was asked it says why on
+stderr and exits 2 (bad arguments or input, a run that cannot start or go on)
+or 1 (a failure while writing: a full disk, a file that cannot be written; an
+export that is refused or fails its check; a `--jsonl` input with bad lines,
+each answered by an error line, as FORMATS.md says). 130: interrupted by
+Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
+train` first saves a checkpoint and prints how to resume); 141: the reader of
+the output went away (`nardy ... | head`).
 """
 
 

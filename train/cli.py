@@ -428,7 +428,7 @@ def _named_hint_player(args: argparse.Namespace, rules):
         try:
             load_policy(base)  # the exported-policy loader's own, precise errors
         except PolicyError as exc:
-            raise SystemExit(f"nardy: --policy: {exc}") from None
+            _usage_error(f"nardy: --policy: {exc}")
     named = f"{base}@{ply}" if ply else base
     try:
         return named, load_player(named, rules)

@@ -114,7 +114,8 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
     try:
         return _init_ray(ray, address, num_cpus)
     finally:
-        if callable(own_handler) and signal.getsignal(signal.SIGTERM) is not own_handler:
+        # Put back a Python handler or SIG_IGN; the default (SIG_DFL) is left to Ray's, which exits cleanly.
+        if (callable(own_handler) or own_handler == signal.SIG_IGN) and signal.getsignal(signal.SIGTERM) != own_handler:
             signal.signal(signal.SIGTERM, own_handler)
 
 
@@ -824,7 +825,8 @@ class Trainer:
             raise
         finally:
             for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                if handler is not None:  # None: set from C, which Python cannot put back
+                    signal.signal(sig, handler)
             if bar is not None:
                 bar.close()
             # Killing the actors below drops their tasks: they are played again by a later train().
@@ -1087,9 +1089,9 @@ def _is_json(line: str) -> bool:
     """Whether a line of eval.jsonl is a whole record (not blank, not cut short by a kill)."""
     try:
         json.loads(line)
-    except ValueError:
+    except ValueError:  # blank lines too
         return False
-    return bool(line.strip())
+    return True
 
 
 def _task_failed(exc: BaseException, games: int) -> TrainError:

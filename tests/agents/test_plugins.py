@@ -78,7 +78,8 @@ def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
     # Named, it plays in worker processes too, exactly as the object does in this one.
     named = evaluate(f"{tmp_path / 'my_agent.py'}:last_play", "race", 400, seed=2, workers=2).summary()
     mine = evaluate(load_player(f"{tmp_path / 'my_agent.py'}:last_play"), "race", 400, seed=2).summary()
-    assert {k: v for k, v in named.items() if k != "player_a"} == {k: v for k, v in mine.items() if k != "player_a"}
+    names = ("player_a", "player_a_sha256")
+    assert {k: v for k, v in named.items() if k not in names} == {k: v for k, v in mine.items() if k not in names}
     for spec, message in ((f"{tmp_path / 'nothere.py'}:X", "there is no file"),
                           (f"{tmp_path / 'my_agent.py'}:Nope", "has no 'Nope'"),
                           ("no_such_module_here:X", "no module 'no_such_module_here' to import from here"),
@@ -103,6 +104,36 @@ def test_your_own_player_file_imports_like_a_script_and_its_errors_are_named(tmp
         load_player(f"{folder / 'broken.py'}:first")
     with pytest.raises(ValueError, match="your own players do not search; drop '@1'"):
         load_player(f"{folder / 'uses_helper.py'}:first@1")
+    (folder / "exits.py").write_text("import sys\nsys.exit('usage: exits.py N')\n")
+    with pytest.raises(ValueError, match=r"running .*exits.py ended it \(SystemExit: usage: exits.py N\)"):
+        load_player(f"{folder / 'exits.py'}:first")
+    (folder / "raises_mod.py").write_text("raise RuntimeError('no config here')\n")
+    with pytest.raises(ValueError, match=r"importing raises_mod failed: RuntimeError: no config here"):
+        import sys
+        sys.path.insert(0, str(folder))
+        try:
+            load_player("raises_mod:first")
+        finally:
+            sys.path.remove(str(folder))
+
+
+def test_two_player_files_get_their_own_helpers_and_nothing_beside_them_shadows_nardy(tmp_path):
+    import sys
+
+    from train.evaluate import evaluate
+
+    bot = "from helpers import WHICH\n\ndef play(states, found, rng):\n    return [0] * len(states)\n"
+    for which in (1, 2):
+        (tmp_path / f"v{which}").mkdir()
+        (tmp_path / f"v{which}" / "bot.py").write_text(bot)
+        (tmp_path / f"v{which}" / "helpers.py").write_text(f"WHICH = {which}\n")
+    one, two = (load_player(f"{tmp_path / f'v{w}' / 'bot.py'}:play") for w in (1, 2))
+    assert (one._fn.__globals__["WHICH"], two._fn.__globals__["WHICH"]) == (1, 2)
+    assert "helpers" not in sys.modules and str(tmp_path / "v1") not in sys.path
+    # A train.py beside a player file is the user's, not nardy's train package, in worker processes too.
+    (tmp_path / "v1" / "train.py").write_text("raise SystemExit('the user script ran')\n")
+    result = evaluate(f"{tmp_path / 'v1' / 'bot.py'}:play", "race", 400, seed=1, workers=2)
+    assert result.points_a.size == 400
 
 
 def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
@@ -110,10 +141,13 @@ def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
     from agents.registry import resolve
 
     def mine(spec, rules):
-        return players.RandomPlayer() if spec == "nomodulehere:expert" else None
+        return players.RandomPlayer() if spec in ("nomodulehere:expert", "nomodulehere:expert@2") else None
 
     fake = [_EntryPoint("agents", "agents.registry:resolve", resolve), _EntryPoint("mine", "mine:resolve", mine)]
     monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
     assert isinstance(load_player("nomodulehere:expert"), players.RandomPlayer)
+    assert isinstance(load_player("nomodulehere:expert@2"), players.RandomPlayer)
+    with pytest.raises(ValueError, match="your own players do not search"):  # not the plugin's: asked first
+        load_player("nomodulehere:other@2")
     with pytest.raises(players.PlayerNotFound, match="no module 'nomodulehere2'"):
         load_player("nomodulehere2:expert")
