@@ -50,7 +50,7 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
                              "checkpoints/default folder instead)")
         player = _path_player(SHIPPED_PLAYER, base, ply, rules)
         if player is not None:
-            player.name = spec  # type: ignore[misc]  # shown as asked for: "default", not a long path
+            player.name = spec  # type: ignore[attr-defined]  # shown as asked for: "default", not a long path
         return player
     return _path_player(path, base, ply, rules)
 

@@ -74,8 +74,8 @@ class SearchPlayer:
 
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: Rules = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
-        if ply < 0:
-            raise ValueError(f"ply must be 0 or more, got {ply}")
+        if isinstance(ply, bool) or not isinstance(ply, int | np.integer) or ply < 0:
+            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if filter_k < 1:
             raise ValueError(f"filter_k must be 1 or more (the candidates searched beyond 0-ply), got {filter_k}")
         if ply >= 3:

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
-from .rules import DEFAULT_RULES, Rules, as_rules
+from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
 __all__ = [
     "NUM_POINTS",
@@ -703,7 +703,7 @@ def available_cpus() -> int:
 def legal_afterstates(
     states: np.ndarray,
     dice: np.ndarray,
-    rules: Rules = DEFAULT_RULES,
+    rules: RulesLike = DEFAULT_RULES,
     *,
     validate: bool = True,
     threads: int | None = None,
@@ -734,7 +734,7 @@ def legal_afterstates(
     return _run(states, dice, ndice, heads_used, _turn_head_limit(states, dice, rules), rules, threads)
 
 
-def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules = DEFAULT_RULES) -> np.ndarray:
+def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: RulesLike = DEFAULT_RULES) -> np.ndarray:
     """Checkers that may leave the head in a turn that starts now: 1, or 2 by the first-turn exception.
 
     The exception applies when all 15 checkers stand on the head (the player's
@@ -757,7 +757,7 @@ def legal_continuations(
     dice_left: np.ndarray,
     heads_used: np.ndarray,
     head_limit: np.ndarray,
-    rules: Rules = DEFAULT_RULES,
+    rules: RulesLike = DEFAULT_RULES,
     *,
     validate: bool = True,
     threads: int | None = 1,
@@ -810,6 +810,9 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     batch = states.shape[0]
     if threads is None:
         threads = available_cpus()
+    elif isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1:
+        raise ValueError(f"threads must be None (the CPUs this process may use) or an integer of at least 1, "
+                         f"got {threads!r}")
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))
 
     def part(lo: int, hi: int) -> Afterstates:

@@ -20,23 +20,22 @@ import inspect
 import os
 import re
 import warnings
+from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
 from .core import Afterstates
-from .rules import DEFAULT_RULES, Rules, as_rules
+from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["Player", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player", "choose_indices",
-           "trained_rules"]
+__all__ = ["Player", "PlayerSpec", "player_name", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
+           "choose_indices", "trained_rules"]
 
 
 @runtime_checkable
 class Player(Protocol):
-    """Anything with a batched ``choose``."""
-
-    name: str
+    """Anything with a batched ``choose`` (a ``name`` attribute, when it has one, names it in results)."""
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
@@ -53,6 +52,16 @@ class Player(Protocol):
         ``choose_indices`` passes it only to a ``choose`` that accepts it.
         """
         ...
+
+
+PlayerSpec = str | os.PathLike[str] | Player | Callable[..., Any]
+"""What ``load_player`` (and every function that plays) takes: a name, a player object, or a
+plain function ``f(states, found, rng) -> indices``."""
+
+
+def player_name(player: Any, default: str = "player") -> str:
+    """How results and messages name a player object: its ``name``, else its ``__name__``."""
+    return str(getattr(player, "name", None) or getattr(player, "__name__", None) or default)
 
 
 class PlayerNotFound(LookupError):
@@ -155,7 +164,7 @@ class FunctionPlayer:
         return self._fn(states, found, rng)
 
 
-def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
+def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:
     """A player from a name (``random``, a bot name, a checkpoint, a policy folder), a player
     object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``.
 
@@ -176,10 +185,10 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
             own = getattr(spec, "rules", None)
             searches = bool(getattr(spec, "ply", 0))
             if rules is not None and isinstance(own, Rules) and own != rules and searches:
-                warnings.warn(f"{getattr(spec, 'name', type(spec).__name__)} searches under rules "
+                warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
                               "does not follow the game's rules", stacklevel=2)
-            return spec
+            return cast(Player, spec)
         if callable(spec):
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
@@ -206,6 +215,10 @@ def load_player(spec: Any, rules: Rules | None = DEFAULT_RULES) -> Player:
         return _load_code_player(spec, code.group(1), code.group(2), rules)
     if searching and _MODULE.fullmatch(searching.group(1)):
         raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
+    path = spec.rpartition("@")[0] if spec.rpartition("@")[2].isdigit() else spec
+    if (os.sep in path or "/" in path or path.endswith((".pt", ".onnx", ".json"))) and not os.path.exists(path):
+        raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {path} (for a run "
+                             "directory, checkpoint file or exported policy folder)")
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "

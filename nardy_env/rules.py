@@ -7,12 +7,13 @@ the code. The default instance is the 2026 sports code.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["Rules", "RulesError", "DEFAULT_RULES", "CUBELESS"]
+__all__ = ["Rules", "RulesError", "RulesLike", "DEFAULT_RULES", "CUBELESS", "as_rules"]
 
 CUBELESS: dict[str, Any] = {"cube": False, "match_length": 0}
 """RULES.md's cube and match keys with the only values implemented: no cube, single games."""
@@ -115,14 +116,17 @@ class Rules:
 
 DEFAULT_RULES = Rules()
 
+RulesLike = Rules | Mapping[str, Any]
+"""What the public functions take as ``rules``: a ``Rules`` or a dict of variant keys."""
 
-def as_rules(rules: Any, what: str = "rules") -> Rules:
+
+def as_rules(rules: RulesLike | None, what: str = "rules") -> Rules:
     """A Rules object from a Rules object or a dict of variant keys (None: the default rules)."""
     if isinstance(rules, Rules):
         return rules
     if rules is None:
         return DEFAULT_RULES
-    if isinstance(rules, dict):
-        return Rules.from_dict(rules)
+    if isinstance(rules, Mapping):
+        return Rules.from_dict(dict(rules))
     raise TypeError(f"{what} must be a Rules object or a dict of variant keys, got {type(rules).__name__}")
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import OFF_MOVER, OFF_OPPONENT, Rules, flip, initial_states, legal_afterstates
+from nardy_env import OFF_MOVER, OFF_OPPONENT, flip, initial_states, legal_afterstates
 from nardy_env.core import available_cpus
 from nardy_env.game import opening_roll, roll_dice
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 __all__ = ["play_random_games", "bench_core"]
 
@@ -18,7 +18,7 @@ __all__ = ["play_random_games", "bench_core"]
 def play_random_games(
     n: int,
     rng: np.random.Generator,
-    rules: Rules = DEFAULT_RULES,
+    rules: RulesLike = DEFAULT_RULES,
     threads: int | None = None,
     batch: int = 4096,
 ) -> dict[str, Any]:
@@ -29,6 +29,7 @@ def play_random_games(
     results (afterstates listed), the largest result count seen, and points
     won by the first player.
     """
+    rules = as_rules(rules)
     positions = results = 0
     max_results = 0
     first_player_points = 0
@@ -66,7 +67,7 @@ def play_random_games(
     }
 
 
-def bench_core(games: int, seed: int = 0, rules: Rules = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
+def bench_core(games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
     """Time ``play_random_games`` (after a warm-up that compiles the core)."""
     rules = as_rules(rules)
     play_random_games(8, np.random.default_rng(seed + 1), rules, threads)
@@ -102,7 +103,7 @@ def _sample_legal(mask: np.ndarray, rng: np.random.Generator, prefix: bool) -> n
 
 
 def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: int = 0,
-              rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
+              rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
     """Random legal play through ``gymnasium.make_vec("LongNardy-v0", ...)`` (``nardy bench --env``).
 
     One native vector env of ``num_envs`` sub-envs (self-play); every step each
@@ -154,7 +155,7 @@ __all__ += ["bench_env"]
 
 
 def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
-                 rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:
+                 rules: RulesLike = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision (``nardy bench --search``).
 
     Decisions are taken on positions from games of the player against itself,

@@ -14,15 +14,15 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus
 from nardy_env.game import opening_roll
-from nardy_env.players import Player, choose_indices, load_player
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.players import Player, PlayerSpec, choose_indices, load_player, player_name
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
 __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize"]
@@ -69,19 +69,26 @@ class _PairDice:
         return self.table[pairs, ply - 1]
 
 
-def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed: int,
-               rules: Rules = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
-               threads: int | None = None, record: bool = False) -> dict[str, Any]:
+def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[int], seed: int,
+               rules: RulesLike = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
+               threads: int | None = None, records: bool = False) -> dict[str, Any]:
     """Play each pair's two games (A white, then A black) in lockstep.
 
     Returns per-game arrays in pair order (game ``2k`` is pair k with A white):
-    ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``; with ``record``,
+    ``points_a`` (A's points: +-1 oin, +-2 mars), ``plies``; with ``records``,
     also ``records``: per game ``{"pair", "first", "opening", "plays"}``, the
     plays as ``[[d1, d2], "24/18 18/13"]`` in common point numbers, one per ply
     from the opening roll on, the sides alternating from ``first``.
     """
     rules = as_rules(rules)
+    _check_match(2, seed)
     pair_array = np.asarray(pair_ids, dtype=np.int64)
+    if pair_array.ndim != 1 or (pair_array < 0).any():
+        raise ValueError(f"pair_ids must be a sequence of pair numbers, 0 or more, got {pair_ids!r}")
+    # Names and plain functions become players here; player objects are used as they are (their
+    # rules were checked where they were loaded).
+    players = [cast(Player, p) if callable(getattr(p, "choose", None)) else load_player(p, rules)
+               for p in (player_a, player_b)]
     n_pairs = len(pair_array)
     dice_src = _PairDice(seed, pair_array, rules)
     games = 2 * n_pairs
@@ -101,7 +108,7 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
     while active.size:
         found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=threads)
         picks = np.empty(active.size, dtype=np.int64)
-        for player, mask in ((player_a, a_to_move[active]), (player_b, ~a_to_move[active])):
+        for player, mask in ((players[0], a_to_move[active]), (players[1], ~a_to_move[active])):
             idx = np.flatnonzero(mask)
             if idx.size:
                 sub = subset(found, idx)
@@ -110,7 +117,7 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
                 picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors)
                                                    - sub.offsets[:-1])
         after = found.states[picks]
-        if record:  # who moved (0 white), with which dice, which moves (the mover's points)
+        if records:  # who moved (0 white), with which dice, which moves (the mover's points)
             white_moved = a_to_move[active] == a_is_white[active]
             log.append((active.copy(), np.where(white_moved, 0, 1), dice[active].copy(),
                         found.moves[picks].copy(), found.num_moves[picks].copy()))
@@ -129,7 +136,7 @@ def play_pairs(player_a: Player, player_b: Player, pair_ids: Sequence[int], seed
             raise RuntimeError(f"a game passed {_MAX_PLIES} plies; a player never finishes")
         dice[active] = dice_src.at(pair_of[active], plies[active])
     out: dict[str, Any] = {"points_a": points_a, "plies": plies}
-    if record:
+    if records:
         out["records"] = _records(log, games, pair_array, dice_src)
     return out
 
@@ -253,7 +260,7 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
-            rules: dict, record: bool = False) -> tuple[dict[str, Any], list[str]]:
+            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Process-pool entry: load both players by name and play some pairs.
 
     Returns the results and the texts of the warnings raised (loading a player
@@ -269,14 +276,12 @@ def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         players = load_player(spec_a, r), load_player(spec_b, r)
-    return play_pairs(*players, pair_ids, seed, r, threads=1, record=record), [str(w.message) for w in caught]
+    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), [str(w.message) for w in caught]
 
 
 def display_name(player: Any, default: str) -> str:
     """How a match names a player: its spec string, else its ``name``, else its ``__name__``."""
-    if isinstance(player, str):
-        return player
-    return str(getattr(player, "name", None) or getattr(player, "__name__", None) or default)
+    return player if isinstance(player, str) else player_name(player, default)
 
 
 def default_workers(games: int) -> int:
@@ -291,10 +296,13 @@ def _check_match(games: Any, seed: Any) -> None:
         raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
 
 
-def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: int = 0,
-             rules: Rules = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
+def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int = 0,
+             rules: RulesLike = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
-    """Play ``games`` games (``games // 2`` pairs) of A against B with paired dice.
+    """Play ``games`` games (an even number, 2 or more: ``games // 2`` pairs) of A against B with
+    paired dice, the dice from ``seed`` (0 or more). Players are names, player objects or plain
+    functions (``PlayerSpec``); ``rules`` a ``Rules`` or a dict of variant keys. Raises
+    ``ValueError`` for bad arguments and ``PlayerNotFound`` for a name nothing resolves.
 
     Players named by strings run in ``workers`` processes when there are enough
     games (default: one per CPU, but no more than one per ``GAMES_PER_WORKER``
@@ -312,7 +320,9 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
     _check_match(games, seed)
     n_pairs = games // 2
     name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
-    workers = default_workers(games) if workers is None else max(1, workers)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int | np.integer) or workers < 1):
+        raise ValueError(f"workers must be None (one per CPU) or an integer of at least 1, got {workers!r}")
+    workers = default_workers(games) if workers is None else int(workers)
     if chunk_pairs is None:
         chunk_pairs = CHUNK_PAIRS
     if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
@@ -347,7 +357,7 @@ def evaluate(player_a: str | Player, player_b: str | Player, games: int, seed: i
         else:
             pa = load_player(player_a, rules)
             pb = load_player(player_b, rules)
-            parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update, record=records)
+            parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update, records=records)
                      for chunk in chunks]
     finally:
         bar.close()
@@ -391,7 +401,7 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="game", leave=False)
 
 
-def ladder(players: Sequence[str], games: int, seed: int = 0, rules: Rules = DEFAULT_RULES,
+def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES,
            workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.
 

@@ -9,11 +9,11 @@ import numpy as np
 
 from agents.registry import SHIPPED_PLAYER
 from agents.search import SearchPlayer
-from nardy_env import Rules, flip, format_npn, legal_afterstates, to_common_point
+from nardy_env import flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
 from nardy_env.players import Player
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import parse_dice, parse_live_npn
 
 __all__ = ["can_rank", "default_player_spec", "no_ranking", "rank_plays"]
@@ -40,7 +40,7 @@ def default_player_spec() -> str:
     return relative if not relative.startswith("..") else str(SHIPPED_PLAYER)
 
 
-def rank_plays(player: Player, npn: str, dice: Any, rules: Rules = DEFAULT_RULES) -> list[dict[str, Any]]:
+def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Every legal play, best first by ``player``'s evaluation.
 
     Each entry: ``result`` (NPN, other side to move), ``equity`` (cubeless

@@ -44,7 +44,7 @@ from nardy_env import (
 )
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
-from nardy_env.players import Player, choose_indices
+from nardy_env.players import Player, choose_indices, player_name
 from nardy_env.render import board_text
 from nardy_env.rules import DEFAULT_RULES, as_rules
 from train.moves import format_move_sequence, legal_plays
@@ -252,6 +252,7 @@ class _Session:
     def __init__(self, opponent: Player, human: Color | None, rules: Rules, seed: int | None,
                  read: Callable[[str], str], out: TextIO) -> None:
         self.opponent = opponent
+        self.opponent_name = player_name(opponent, "the bot")
         self.human_choice = human
         self.rules = rules
         self.rng = np.random.default_rng(seed)
@@ -378,15 +379,15 @@ class _Session:
             self.say("There is only one legal play.")
             return
         if not can_rank(self.opponent):
-            self.say(f"{self.opponent.name} chooses plays without scoring them: no hint.")
+            self.say(f"{self.opponent_name} chooses plays without scoring them: no hint.")
             return
         ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
         if all(e["equity"] == ranked[0]["equity"] for e in ranked):
-            self.say(f"{self.opponent.name} rates every play the same: no hint.")
+            self.say(f"{self.opponent_name} rates every play the same: no hint.")
             return
         number = {p["result"]: n for n, p in enumerate(plays, 1)}
         label = "equity" if "outcomes" in ranked[0] else "score"
-        self.say(f"{self.opponent.name}'s ranking ({label}, higher is better for you; type the list "
+        self.say(f"{self.opponent_name}'s ranking ({label}, higher is better for you; type the list "
                  "number to choose one):")
         for rank, entry in enumerate(ranked[:5], 1):
             self.say(f"  {rank}. {format_move_sequence(entry['moves']):<26} {entry['equity']:+8.3f}   "
@@ -416,7 +417,7 @@ class _Session:
         dice = dice[0]
         state = initial_states(1)[0]
         first_name = "White" if side == Color.WHITE else "Black"
-        self.say(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent.name}. "
+        self.say(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent_name}. "
                  f"{ROUTES[human]}")
         if self.rules.opening == "play":
             self.say(f"Opening roll: white {dice[0]}, black {dice[1]}: {first_name} moves first with "
@@ -439,7 +440,7 @@ class _Session:
                 n = int(found.num_moves[k])
                 moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))
                          for f, t in found.moves[k, :n]]
-                self.say(f"{self.opponent.name} plays {format_move_sequence(moves)}")
+                self.say(f"{self.opponent_name} plays {format_move_sequence(moves)}")
             if after[OFF_MOVER] == NUM_CHECKERS:
                 points = 2 if after[OFF_OPPONENT] == 0 else 1
                 kind = "mars" if points == 2 else "oin"
@@ -448,7 +449,7 @@ class _Session:
                 if side == human:
                     self.say(f"You win by {kind}: {points} point{'s' * (points > 1)}.")
                     return {"you": points, "opponent": 0}
-                self.say(f"{self.opponent.name} wins by {kind}: {points} point{'s' * (points > 1)}.")
+                self.say(f"{self.opponent_name} wins by {kind}: {points} point{'s' * (points > 1)}.")
                 return {"you": 0, "opponent": points}
             state = flip(after)
             side = side.other
@@ -462,14 +463,14 @@ class _Session:
                 played += 1
                 for k in self.score:
                     self.score[k] += result[k]
-                self.say(f"Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']} "
+                self.say(f"Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']} "
                          f"after {played} game{'s' * (played > 1)}.")
                 if games is None and not self.yes_or_no("another game? [y/N] "):
                     break
         except _Quit:
-            self.say(f"Bye. Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']}.")
+            self.say(f"Bye. Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']}.")
         except KeyboardInterrupt:
-            self.say(f"\nInterrupted. Score: you {self.score['you']}, {self.opponent.name} {self.score['opponent']}.")
+            self.say(f"\nInterrupted. Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']}.")
             raise
         return self.score
 

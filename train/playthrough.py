@@ -18,7 +18,7 @@ import numpy as np
 from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates, to_common_point
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, roll_dice
-from nardy_env.players import choose_indices, load_player
+from nardy_env.players import choose_indices, load_player, player_name
 from nardy_env.render import board_text
 from nardy_env.rules import DEFAULT_RULES, as_rules
 from train.moves import format_move_sequence
@@ -46,7 +46,7 @@ def playthrough(white: str, black: str, seed: int, rules: Rules = DEFAULT_RULES)
                  for f, t in found.moves[row, :n]]
         lines += [f"ply {ply}: {format_npn(state[0], side)}",
                   board_text(state[0], side, dice[0].tolist()),
-                  f" legal plays: {int(found.counts()[0])}; {players[side].name} plays {format_move_sequence(moves)}",
+                  f" legal plays: {int(found.counts()[0])}; {player_name(players[side])} plays {format_move_sequence(moves)}",
                   ""]
         after = found.states[row]
         if after[OFF_MOVER] == NUM_CHECKERS:

@@ -357,3 +357,31 @@ def test_game_records_do_not_depend_on_the_workers():
     one = evaluate("random", "race", 400, seed=2, workers=1, records=True).records
     two = evaluate("random", "race", 400, seed=2, workers=2, records=True).records
     assert one == two and len(one) == 400
+
+
+def test_match_functions_take_what_the_docs_say_and_refuse_the_rest():
+    from agents.search import SearchPlayer
+    from agents.td import TorchEvaluator
+    from nardy_env import initial_states, legal_afterstates
+
+    # play_pairs plays names and plain functions too, as evaluate does.
+    named = play_pairs("race", "heuristic", range(3), seed=2)
+    assert np.array_equal(named["points_a"], play_pairs(RaceBot(), HeuristicBot(), range(3), seed=2)["points_a"])
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        play_pairs("race", "race", range(2), seed=-1)
+    with pytest.raises(ValueError, match="pair_ids must be a sequence of pair numbers"):
+        play_pairs("race", "race", [-1], seed=0)
+    with pytest.raises(PlayerNotFound, match="there is no file or folder /no/such/run"):
+        evaluate("/no/such/run@1", "race", 2)
+    for workers in (0, -3, 1.5):
+        with pytest.raises(ValueError, match="workers must be None"):
+            evaluate("race", "random", 2, workers=workers)
+    with pytest.raises(ValueError, match="ply must be a whole number"):
+        SearchPlayer(TorchEvaluator.__new__(TorchEvaluator), ply=1.5)
+    with pytest.raises(ValueError, match="threads must be None"):
+        legal_afterstates(initial_states(1), [[6, 5]], threads=0)
+    # rules: any mapping of variant keys, as the annotations say.
+    from types import MappingProxyType
+
+    frozen = evaluate("race", "heuristic", 2, rules=MappingProxyType({"block_rule": "home"})).summary()
+    assert frozen["rules"]["block_rule"] == "home"
