@@ -10,6 +10,9 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+# A path-based editable install (not an import hook), so that type checkers such as mypy
+# find the packages and their py.typed markers from code outside this checkout.
+EDITABLE := --config-settings editable_mode=compat
 
 .PHONY: train test lint install install-test clean
 
@@ -26,11 +29,11 @@ $(PY):
 $(STAMP): pyproject.toml | $(PY)
 	@$(PY) -c '$(NEED_311)' || { echo "$(VENV) was made with $$($(PY) --version 2>&1); nardy needs 3.11 or newer. Run: make clean, then make $(MAKECMDGOALS) PYTHON=python3.12 (or another 3.11+)" >&2; exit 1; }
 	$(PIP) install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e . $(EDITABLE)
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(STAMP)
-	$(PIP) install --quiet torch==2.13.0 -e '.[test]'
+	$(PIP) install --quiet torch==2.13.0 -e '.[test]' $(EDITABLE)
 	touch $@
 
 install: $(STAMP)
