@@ -27,9 +27,9 @@ to search N plies, or your own player as `FILE.py:NAME`
 
 Exit status: 0 done. When a command cannot do what was asked it says why on
 stderr and exits 2 (bad arguments or input, a run that cannot start or go on)
-or 1 (a failure while writing: a full disk, a file that cannot be written; an
-export that is refused or fails its check; a `--jsonl` input with bad lines,
-each answered by an error line, as FORMATS.md says). 130: interrupted by
+or 1 (a failure while writing: a full disk, a file that cannot be written;
+any error of `nardy export`, bad input included; a `--jsonl` input with bad
+lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
 Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
 train` first saves a checkpoint and prints how to resume); 141: the reader of
 the output went away (`nardy ... | head`).

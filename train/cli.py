@@ -305,6 +305,9 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
     if path.is_dir():
         print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)
         return False
+    if path.parent.exists() and not path.parent.is_dir():
+        print(f"nardy {command}: {option} {path}: {path.parent} is a file, not a folder", file=sys.stderr)
+        return False
     if not path.parent.is_dir():
         print(f"nardy {command}: {option} {path}: folder {path.parent} does not exist", file=sys.stderr)
         return False
@@ -647,6 +650,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         print(f"nardy plot: no eval.jsonl at {source}", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
+    if args.out and not _writable_file_or_say("plot", "--out", args.out):
+        return 2
     try:
         training_curve(source, out)
     except (ValueError, KeyError, json.JSONDecodeError) as exc:

@@ -137,17 +137,21 @@ def _policy_module(network):
 
 @contextlib.contextmanager
 def _quiet_torch_onnx():
-    """Silence the exporter's chatter (deprecations, missing torchvision ops) for the duration."""
-    logger = logging.getLogger("torch.onnx")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    """Silence the exporter's chatter (deprecations, missing torchvision ops, the version
+    converter's tracebacks for an opset it cannot reach, which export_policy reports itself)
+    for the duration."""
+    loggers = [logging.getLogger(name) for name in ("torch.onnx", "onnxscript")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             with contextlib.redirect_stdout(io.StringIO()):
                 yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def _to_onnx(network, opset: int, exporter: str):

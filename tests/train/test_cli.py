@@ -190,6 +190,9 @@ def test_plot_draws_the_training_curve(tmp_path):
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     assert run("plot", str(tmp_path / "missing")).returncode == 2
+    (tmp_path / "afile").write_text("x")
+    out = run("plot", str(tmp_path), "--out", str(tmp_path / "afile" / "curve.png"))
+    assert out.returncode == 2 and "is a file, not a folder" in out.stderr
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records)[:-20])  # cut short
     png.unlink()
     out = run("plot", str(tmp_path))  # as while a run writes it, or after a kill: drawn without that line
@@ -403,3 +406,6 @@ def test_eval_writes_game_records(tmp_path):
     assert out.returncode == 2 and "folder" in out.stderr and "does not exist" in out.stderr
     out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path))
     assert out.returncode == 2 and "is a folder; give a file name" in out.stderr
+    (tmp_path / "afile").write_text("x")
+    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "afile" / "g.jsonl"))
+    assert out.returncode == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in out.stderr
