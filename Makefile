@@ -11,7 +11,8 @@ PIP := $(VENV)/bin/pip
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 # A path-based editable install (not an import hook), so that type checkers such as mypy
-# find the packages and their py.typed markers from code outside this checkout.
+# find the packages and their py.typed markers from code outside this checkout. It puts the
+# checkout's root on the venv's path, so its other folders (tests, tools) import there too.
 EDITABLE := --config-settings editable_mode=compat
 
 .PHONY: train test lint install install-test clean
@@ -26,13 +27,13 @@ $(PY):
 	$(PIP) install --quiet --upgrade pip
 
 # torch is installed first and pinned, so nothing later pulls a CUDA build.
-$(STAMP): pyproject.toml | $(PY)
+$(STAMP): pyproject.toml Makefile | $(PY)
 	@$(PY) -c '$(NEED_311)' || { echo "$(VENV) was made with $$($(PY) --version 2>&1); nardy needs 3.11 or newer. Run: make clean, then make $(MAKECMDGOALS) PYTHON=python3.12 (or another 3.11+)" >&2; exit 1; }
 	$(PIP) install --quiet torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install --quiet -e . $(EDITABLE)
 	touch $@
 
-$(TEST_STAMP): pyproject.toml $(STAMP)
+$(TEST_STAMP): pyproject.toml Makefile $(STAMP)
 	$(PIP) install --quiet torch==2.13.0 -e '.[test]' $(EDITABLE)
 	touch $@
 

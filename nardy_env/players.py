@@ -104,16 +104,16 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
         picks = player.choose(states, found, rng)
     raw = np.asarray(picks)
     if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
-        raise ValueError(f"player {getattr(player, 'name', player)!r} returned {raw.dtype} choices "
+        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned {raw.dtype} choices "
                          f"{raw.ravel()[:3].tolist()}: choose() returns integer indices, one per position")
     picks = raw.astype(np.int64)
     counts = found.counts()
     if picks.shape != counts.shape:
-        raise ValueError(f"player {getattr(player, 'name', player)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "
+        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "
                          f"choices for {counts.shape[0]} positions")
     if (picks < 0).any() or (picks >= counts).any():
         bad = int(np.flatnonzero((picks < 0) | (picks >= counts))[0])
-        raise ValueError(f"player {getattr(player, 'name', player)!r} chose afterstate {int(picks[bad])} "
+        raise ValueError(f"player {player_name(player, type(player).__name__)!r} chose afterstate {int(picks[bad])} "
                          f"of position {bad}, which has {int(counts[bad])}")
     return found.offsets[:-1] + picks
 
@@ -216,9 +216,11 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     if searching and _MODULE.fullmatch(searching.group(1)):
         raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
     path = spec.rpartition("@")[0] if spec.rpartition("@")[2].isdigit() else spec
-    if (os.sep in path or "/" in path or path.endswith((".pt", ".onnx", ".json"))) and not os.path.exists(path):
+    looks_like_path = os.sep in path or "/" in path or path.endswith((".pt", ".onnx", ".json"))
+    if looks_like_path and not code and not os.path.exists(path):
         raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {path} (for a run "
-                             "directory, checkpoint file or exported policy folder)")
+                             "directory, checkpoint file or exported policy folder; no installed plugin "
+                             "knows the name either)")
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "

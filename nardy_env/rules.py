@@ -95,10 +95,11 @@ class Rules:
         return json.dumps(self.to_dict())
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rules:
-        """Build rules from variant keys, rejecting unknown ones by name."""
-        if not isinstance(data, dict):
+    def from_dict(cls, data: Mapping[str, Any]) -> Rules:
+        """Build rules from variant keys (a dict or any mapping), rejecting unknown ones by name."""
+        if not isinstance(data, Mapping):
             raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
+        data = dict(data)
         known = {"opening", "head_exception", "block_rule"}
         unknown = sorted(set(data) - known - set(CUBELESS))
         if unknown:
@@ -127,6 +128,6 @@ def as_rules(rules: RulesLike | None, what: str = "rules") -> Rules:
     if rules is None:
         return DEFAULT_RULES
     if isinstance(rules, Mapping):
-        return Rules.from_dict(dict(rules))
+        return Rules.from_dict(rules)
     raise TypeError(f"{what} must be a Rules object or a dict of variant keys, got {type(rules).__name__}")
 

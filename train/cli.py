@@ -442,6 +442,7 @@ def _named_hint_player(args: argparse.Namespace, rules):
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
+    from nardy_env.players import player_name
     from train.hint import can_rank, no_ranking, rank_plays
     from train.moves import format_move_sequence, moves_record
 
@@ -462,7 +463,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
         return 2
     top = 10 if args.top is None else args.top
     print()
-    print(f"{player.name}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
+    print(f"{player_name(player, args.player or 'the player')}'s ranking of {len(ranked)} legal play{'' if len(ranked) == 1 else 's'}:")
     has_outcomes = "outcomes" in ranked[0]
     label = "equity" if has_outcomes else "score"
     header = f"  {'#':>3}  {label:>7}  " + ("  win  win-mars   lose  lose-mars  ply  " if has_outcomes else "") + "play"
@@ -472,7 +473,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
               "   the probabilities are the network's own (0-ply), so at ply 1 or more they need not add up\n"
               "   to the equity)")
     else:
-        print(f"  (score: {player.name}'s own preference, higher is better; not points)")
+        print(f"  (score: {player_name(player, args.player or 'the player')}'s own preference, higher is better; not points)")
     print(header)
     for n, e in enumerate(ranked[:top], 1):
         cols = f"  {n:>3}  {e['equity']:+7.3f}  " if has_outcomes else f"  {n:>3}  {e['equity']:+7.1f}  "

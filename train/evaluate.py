@@ -9,6 +9,7 @@ the win rate with its interval, and both sides' mars rates.
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -82,13 +83,15 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
     """
     rules = as_rules(rules)
     _check_match(2, seed)
-    pair_array = np.asarray(pair_ids, dtype=np.int64)
-    if pair_array.ndim != 1 or (pair_array < 0).any():
-        raise ValueError(f"pair_ids must be a sequence of pair numbers, 0 or more, got {pair_ids!r}")
+    given = np.asarray(list(pair_ids) if isinstance(pair_ids, range) else pair_ids)
+    if given.ndim != 1 or (given.size and (given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer)
+                                            or (given < 0).any())):
+        raise ValueError(f"pair_ids must be a sequence of pair numbers (whole numbers, 0 or more), got {pair_ids!r}")
+    pair_array = given.astype(np.int64)
     # Names and plain functions become players here; player objects are used as they are (their
     # rules were checked where they were loaded).
-    players = [cast(Player, p) if callable(getattr(p, "choose", None)) else load_player(p, rules)
-               for p in (player_a, player_b)]
+    players = [cast(Player, p) if callable(getattr(p, "choose", None)) and not inspect.isclass(p)
+               else load_player(p, rules) for p in (player_a, player_b)]
     n_pairs = len(pair_array)
     dice_src = _PairDice(seed, pair_array, rules)
     games = 2 * n_pairs

@@ -143,7 +143,7 @@ def _quiet_torch_onnx():
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "onnxscript")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
-        logger.setLevel(logging.CRITICAL)
+        logger.setLevel(logging.ERROR)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -12,7 +12,7 @@ from agents.search import SearchPlayer
 from nardy_env import flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
-from nardy_env.players import Player
+from nardy_env.players import Player, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import parse_dice, parse_live_npn
 
@@ -21,7 +21,7 @@ __all__ = ["can_rank", "default_player_spec", "no_ranking", "rank_plays"]
 
 def no_ranking(player: Player) -> str:
     """Why ``player`` has no ranking to show (for a player that ``can_rank`` refuses)."""
-    return (f"{getattr(player, 'name', player)} chooses plays without scoring them, so it has no ranking; "
+    return (f"{player_name(player, type(player).__name__)} chooses plays without scoring them, so it has no ranking; "
             "give a network (a run, checkpoint or export) or a bot that scores plays (heuristic, race)")
 
 

@@ -104,6 +104,8 @@ def test_your_own_player_file_imports_like_a_script_and_its_errors_are_named(tmp
         load_player(f"{folder / 'broken.py'}:first")
     with pytest.raises(ValueError, match="your own players do not search; drop '@1'"):
         load_player(f"{folder / 'uses_helper.py'}:first@1")
+    with pytest.raises(players.PlayerNotFound, match="no module 'some/dir/mod'|no player named 'some/dir/mod:Thing': give"):
+        load_player("some/dir/mod:Thing")  # not taken for a missing file: the FILE.py:NAME hint is kept
     (folder / "exits.py").write_text("import sys\nsys.exit('usage: exits.py N')\n")
     with pytest.raises(ValueError, match=r"running .*exits.py ended it \(SystemExit: usage: exits.py N\)"):
         load_player(f"{folder / 'exits.py'}:first")

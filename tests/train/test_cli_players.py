@@ -225,3 +225,15 @@ def test_your_own_player_file_on_the_command_line(tmp_path):
     assert json.loads(out.stdout.splitlines()[-1])["player_a"] == f"{tmp_path / 'my_agent.py'}:first"
     out = run("eval", f"{tmp_path / 'my_agent.py'}:missing", "race", "--games", "4")
     assert out.returncode == 2 and "has no 'missing'" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_hint_names_a_player_that_has_no_name(tmp_path):
+    """A scoring player of your own without a name attribute (slots): named by its spec."""
+    (tmp_path / "slotted.py").write_text(
+        "import numpy as np\n\n\nclass Scorer:\n    __slots__ = ()\n\n"
+        "    def choose(self, states, found, rng):\n        return np.zeros(len(states), dtype=np.int64)\n\n"
+        "    def equities(self, found):\n        return found.states[:, 24].astype(float)\n")
+    spec = f"{tmp_path / 'slotted.py'}:Scorer"
+    out = run("hint", "--player", spec, START_NPN, "6", "5")
+    assert out.returncode == 0, out.stderr
+    assert f"{spec}'s ranking of" in out.stdout

@@ -369,8 +369,11 @@ def test_match_functions_take_what_the_docs_say_and_refuse_the_rest():
     assert np.array_equal(named["points_a"], play_pairs(RaceBot(), HeuristicBot(), range(3), seed=2)["points_a"])
     with pytest.raises(ValueError, match="seed must be a whole number"):
         play_pairs("race", "race", range(2), seed=-1)
-    with pytest.raises(ValueError, match="pair_ids must be a sequence of pair numbers"):
-        play_pairs("race", "race", [-1], seed=0)
+    for bad in ([-1], [0.7, 1.9], [True, False], ["a"]):
+        with pytest.raises(ValueError, match="pair_ids must be a sequence of pair numbers"):
+            play_pairs("race", "race", bad, seed=0)
+    with pytest.raises(TypeError, match="RaceBot is a class: pass an instance"):
+        play_pairs(RaceBot, "race", range(1), seed=0)
     with pytest.raises(PlayerNotFound, match="there is no file or folder /no/such/run"):
         evaluate("/no/such/run@1", "race", 2)
     for workers in (0, -3, 1.5):
@@ -385,3 +388,6 @@ def test_match_functions_take_what_the_docs_say_and_refuse_the_rest():
 
     frozen = evaluate("race", "heuristic", 2, rules=MappingProxyType({"block_rule": "home"})).summary()
     assert frozen["rules"]["block_rule"] == "home"
+    from nardy_env import Rules
+
+    assert Rules.from_dict(MappingProxyType({"block_rule": "home"})).block_rule == "home"
