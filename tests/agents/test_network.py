@@ -131,11 +131,12 @@ def test_damaged_checkpoints_are_refused_not_played(tmp_path):
     with pytest.raises(CheckpointError, match=r"flipped.pt is damaged: its entry '.*data/0' fails its checksum"):
         load_checkpoint(tmp_path / "flipped.pt")
     # torch may be told to record no checksums (CRC 0): such a file is whole, not damaged.
+    before = torch.serialization.get_crc32_options()
     torch.serialization.set_crc32_options(False)
     try:
         save_checkpoint(tmp_path / "no_crc.pt", net)
     finally:
-        torch.serialization.set_crc32_options(True)
+        torch.serialization.set_crc32_options(before)
     assert load_checkpoint(tmp_path / "no_crc.pt")[0].hidden == [8]
     with torch.no_grad():
         net.body[0].weight[0, 0] = float("nan")

@@ -190,6 +190,14 @@ def test_a_randomising_player_plays_the_same_whatever_the_workers():
     assert small[0] == small[1] and small[0]["chunk_pairs"] == 5
 
 
+def test_a_ladder_plays_its_matches_with_the_chunk_pairs_asked_for():
+    """chunk_pairs decides a randomising player's draws: a ladder passes it on to every match."""
+    out = ladder(["random", "race"], 40, seed=3, chunk_pairs=5)
+    match = out["matches"][0]
+    assert match["chunk_pairs"] == 5
+    assert match == evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()
+
+
 def test_chunks_draw_from_different_streams():
     from nardy_env.players import RandomPlayer
 
