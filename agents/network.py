@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
+from nardy_env.core import is_whole
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
 
 from .common import EQUITY_WEIGHTS, OUTCOMES
@@ -126,7 +126,7 @@ class TDNetwork(nn.Module):
     def __init__(self, hidden: Sequence[int] = (128, 64)) -> None:
         super().__init__()
         sizes = list(hidden) if isinstance(hidden, list | tuple) else None
-        if not sizes or any(isinstance(h, bool) or not isinstance(h, int | np.integer) or h < 1 for h in sizes):
+        if not sizes or not all(is_whole(h, 1) for h in sizes):
             raise ValueError(f"hidden must be a list of layer sizes, positive integers, got {hidden!r}")
         self.hidden = [int(h) for h in sizes]
         self.features = RawFeatures()

@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
@@ -74,7 +74,7 @@ class SearchPlayer:
 
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: Rules = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
-        if isinstance(ply, bool) or not isinstance(ply, int | np.integer) or ply < 0:
+        if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if filter_k < 1:
             raise ValueError(f"filter_k must be 1 or more (the candidates searched beyond 0-ply), got {filter_k}")
@@ -112,7 +112,7 @@ class SearchPlayer:
         """n-ply equity of mover's-view afterstates (default: this player's ply)."""
         if ply is None:
             ply = self.ply
-        elif isinstance(ply, bool) or not isinstance(ply, int | np.integer) or ply < 0:
+        elif not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if ply == 0:
             return self.static_equity(states)

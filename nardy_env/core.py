@@ -691,6 +691,11 @@ def split_over_threads(batch: int, threads: int, part: Callable[[int, int], Afte
     )
 
 
+def is_whole(value: Any, at_least: int = 0) -> bool:
+    """Whether ``value`` is a whole number (a Python or numpy integer, not a bool) of at least ``at_least``."""
+    return not isinstance(value, bool) and isinstance(value, int | np.integer) and bool(value >= at_least)
+
+
 def available_cpus() -> int:
     """CPUs this process may run on."""
     try:
@@ -810,7 +815,7 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     batch = states.shape[0]
     if threads is None:
         threads = available_cpus()
-    elif isinstance(threads, bool) or not isinstance(threads, int | np.integer) or threads < 1:
+    elif not is_whole(threads, 1):
         raise ValueError(f"threads must be None (the CPUs this process may use) or an integer of at least 1, "
                          f"got {threads!r}")
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))

@@ -20,7 +20,7 @@ from typing import Any, cast
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
-from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus
+from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
 from nardy_env.players import Player, PlayerSpec, choose_indices, load_player, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
@@ -293,9 +293,9 @@ def default_workers(games: int) -> int:
 
 
 def _check_match(games: Any, seed: Any) -> None:
-    if isinstance(games, bool) or not isinstance(games, int | np.integer) or games < 2 or games % 2:
+    if not is_whole(games, 2) or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+    if not is_whole(seed):
         raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
 
 
@@ -323,12 +323,12 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     _check_match(games, seed)
     n_pairs = games // 2
     name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int | np.integer) or workers < 1):
+    if workers is not None and not is_whole(workers, 1):
         raise ValueError(f"workers must be None (one per CPU) or an integer of at least 1, got {workers!r}")
     workers = default_workers(games) if workers is None else int(workers)
     if chunk_pairs is None:
         chunk_pairs = CHUNK_PAIRS
-    if isinstance(chunk_pairs, bool) or not isinstance(chunk_pairs, int | np.integer) or chunk_pairs < 1:
+    if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]

@@ -48,7 +48,7 @@ from agents.onnx_policy import (
 )
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
 from nardy_env.rules import CUBELESS, DEFAULT_RULES, as_rules
@@ -295,9 +295,9 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
-    if isinstance(positions, bool) or not isinstance(positions, int | np.integer) or positions < 1:
+    if not is_whole(positions, 1):
         raise ExportError(f"positions must be a whole number, at least 1, got {positions!r}")
-    if isinstance(opset, bool) or not isinstance(opset, int | np.integer):
+    if not is_whole(opset):
         raise ExportError(f"opset must be a whole number, got {opset!r}")
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float | np.integer | np.floating) \
             or not 0 < tolerance < float("inf"):

@@ -10,7 +10,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..core import MAX_RESULTS, Afterstates
+from ..core import MAX_RESULTS, Afterstates, is_whole
 from ..notation import Color
 from ..rules import Rules, as_rules
 from .checker import NUM_CHECKER_ACTIONS
@@ -182,7 +182,7 @@ class LongNardyVectorEnv(VectorEnv):
                              f"(AutoresetMode.NEXT_STEP), got {autoreset_mode!r}; for another mode use "
                              "gymnasium.make_vec(..., vectorization_mode='sync', "
                              "vector_kwargs={'autoreset_mode': ...})")
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
+        if not is_whole(num_envs, 1):
             raise ValueError(f"num_envs must be an integer of at least 1, got {num_envs!r}")
         if max_episode_steps is not None and (isinstance(max_episode_steps, bool)
                                               or not isinstance(max_episode_steps, int | np.integer)
