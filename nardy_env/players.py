@@ -193,32 +193,30 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
-    code = _CODE_SPEC.fullmatch(spec)
-    if code and code.group(1).endswith(".py"):
-        return _load_code_player(spec, code.group(1), code.group(2), rules)
-    searching = _CODE_SPEC.fullmatch(spec.rpartition("@")[0]) if spec.rpartition("@")[2].isdigit() else None
-    if searching and searching.group(1).endswith(".py"):
-        raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
     base, at, depth = spec.rpartition("@")
-    if spec == "random" or (at and base == "random" and depth.isdigit() and int(depth) == 0):
+    searched = bool(at) and depth.isdigit()
+    name = base if searched else spec  # without its search depth
+    # Your own player, FILE.py:NAME (first: the file is named outright) or module:NAME (after the plugins).
+    code = _CODE_SPEC.fullmatch(name)
+    own_file = code is not None and code.group(1).endswith(".py")
+    own_module = code is not None and not own_file and _MODULE.fullmatch(code.group(1)) is not None
+    if own_file and code is not None:
+        return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
+    if name == "random":
+        if searched and int(depth):
+            raise ValueError(f"random does not search; drop '@{depth}'")
         return RandomPlayer()
-    if at and base == "random" and depth.isdigit():
-        raise ValueError(f"random does not search; drop '@{depth}'")
     for resolve in _resolvers():
         # nardy's own resolver takes None (the trained rules); a plugin's gets real rules.
         ours = getattr(resolve, "__module__", "") == "agents.registry"
         player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
         if player is not None:
             return player
-    # After the plugins: "name:thing" (and "name:thing@2") may be one of theirs.
-    if code and _MODULE.fullmatch(code.group(1)):
-        return _load_code_player(spec, code.group(1), code.group(2), rules)
-    if searching and _MODULE.fullmatch(searching.group(1)):
-        raise ValueError(f"{spec!r}: your own players do not search; drop '@{spec.rpartition('@')[2]}'")
-    path = spec.rpartition("@")[0] if spec.rpartition("@")[2].isdigit() else spec
-    looks_like_path = os.sep in path or "/" in path or path.endswith((".pt", ".onnx", ".json"))
-    if looks_like_path and not code and not os.path.exists(path):
-        raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {path} (for a run "
+    if own_module and code is not None:  # "name:thing" (and "name:thing@2") may have been a plugin's
+        return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
+    looks_like_path = os.sep in name or "/" in name or name.endswith((".pt", ".onnx", ".json"))
+    if looks_like_path and not code and not os.path.exists(name):
+        raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {name} (for a run "
                              "directory, checkpoint file or exported policy folder; no installed plugin "
                              "knows the name either)")
     raise PlayerNotFound(
@@ -232,7 +230,9 @@ _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
-def _load_code_player(spec: str, source: str, name: str, rules: Rules | None) -> Player:
+def _load_code_player(spec: str, source: str, name: str, rules: Rules | None, depth: str | None) -> Player:
+    if depth is not None:
+        raise ValueError(f"{spec!r}: your own players do not search; drop '@{depth}'")
     obj = _code_player(spec, source, name)
     if isinstance(obj, str | bytes | os.PathLike):
         raise ValueError(f"{spec!r}: {name} is a {type(obj).__name__}, not a player")
@@ -279,7 +279,6 @@ def _code_player(spec: str, source: str, name: str) -> Any:
     """The object ``NAME`` of ``FILE.py`` or of an importable module: a player, a function
     ``f(states, found, rng)``, or a class made with no arguments."""
     import importlib
-    import importlib.util
     import sys
 
     if source.endswith(".py"):
