@@ -22,6 +22,7 @@ import re
 import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["Player", "PlayerSpec", "player_name", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
+__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
            "choose_indices", "trained_rules"]
 
 
@@ -227,6 +228,15 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
 
 
 _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
+
+
+def code_file(spec: str) -> Path | None:
+    """The source file of a ``FILE.py:NAME`` player name (``@N`` allowed), when that file exists; else None."""
+    base, at, depth = spec.rpartition("@")
+    code = _CODE_SPEC.fullmatch(base if at and depth.isdigit() else spec)
+    if code is None or not code.group(1).endswith(".py") or not os.path.isfile(code.group(1)):
+        return None
+    return Path(code.group(1))
 _MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 

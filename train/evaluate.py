@@ -22,7 +22,7 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
-from nardy_env.players import Player, PlayerSpec, choose_indices, load_player, player_name
+from nardy_env.players import Player, PlayerSpec, choose_indices, code_file, load_player, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
@@ -82,7 +82,7 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
     from the opening roll on, the sides alternating from ``first``.
     """
     rules = as_rules(rules)
-    _check_match(2, seed)
+    _check_seed(seed)
     given = np.asarray(list(pair_ids) if isinstance(pair_ids, range) else pair_ids)
     if given.ndim != 1 or (given.size and (given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer)
                                             or (given < 0).any())):
@@ -188,18 +188,14 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     """The versions that decide a match's games (nardy's rules and players, numpy's random
     streams for the dice) and the SHA-256 of each named player's file (its network, or the
     source of a FILE.py:NAME player; None for bots, plugins' names and objects)."""
-    from pathlib import Path
-
     import nardy_env
     from agents.files import file_sha256
     from agents.registry import player_file
 
     out: dict[str, Any] = {"nardy_version": nardy_env.__version__, "numpy_version": np.__version__}
     for key, player in (("player_a_sha256", player_a), ("player_b_sha256", player_b)):
-        path = player_file(player) if isinstance(player, str) else None
-        source = player.rpartition(":")[0] if isinstance(player, str) else ""
-        if path is None and source.endswith(".py") and Path(source).is_file():
-            path = Path(source)  # your own player, FILE.py:NAME: its source
+        # A network's file, or the source of your own player (FILE.py:NAME).
+        path = (player_file(player) or code_file(player)) if isinstance(player, str) else None
         out[key] = file_sha256(path) if path is not None else None
     return out
 
@@ -295,6 +291,10 @@ def default_workers(games: int) -> int:
 def _check_match(games: Any, seed: Any) -> None:
     if not is_whole(games, 2) or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games!r}")
+    _check_seed(seed)
+
+
+def _check_seed(seed: Any) -> None:
     if not is_whole(seed):
         raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
 
