@@ -301,10 +301,7 @@ class Trainer:
         # would count them).
         for bad in unreadable:
             if bad.name != "checkpoint.pt":
-                aside, n = bad.with_name(bad.name + ".unreadable"), 1
-                while aside.exists():  # one set aside before stays too
-                    n += 1
-                    aside = bad.with_name(f"{bad.name}.unreadable-{n}")
+                aside = _unreadable_name(bad)
                 bad.replace(aside)
                 self.skipped.append(f"{bad.name} is kept as {aside.name}")
         if path.name != "checkpoint.pt":
@@ -317,11 +314,7 @@ class Trainer:
                 kept = next((p for p in self.run_dir.glob("checkpoint.pt.unreadable*")
                              if os.path.samefile(p, latest)), None)
                 if kept is None:
-                    kept = self.run_dir / "checkpoint.pt.unreadable"
-                    n = 1
-                    while kept.exists():  # an earlier repair's file stays too
-                        n += 1
-                        kept = self.run_dir / f"checkpoint.pt.unreadable-{n}"
+                    kept = _unreadable_name(latest)
                     try:  # a second name first, so that a repair which cannot write loses nothing
                         os.link(latest, kept)
                     except OSError:
@@ -1083,6 +1076,16 @@ def _actor_lost(exc: BaseException) -> bool:
     import ray.exceptions as rx
 
     return isinstance(exc, rx.RayActorError | rx.WorkerCrashedError | rx.ObjectLostError | rx.NodeDiedError)
+
+
+def _unreadable_name(path: Path) -> Path:
+    """A free name to keep an unreadable file under: NAME.unreadable, else NAME.unreadable-2, -3...
+    (one set aside by an earlier resume stays too)."""
+    aside, n = path.with_name(f"{path.name}.unreadable"), 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.unreadable-{n}")
+    return aside
 
 
 def _is_json(line: str) -> bool:
