@@ -190,6 +190,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
                               "does not follow the game's rules", stacklevel=2)
             return cast(Player, spec)
+        if callable(getattr(spec, "outcomes", None)) or _is_torch_module(spec):
+            raise TypeError(f"{type(spec).__name__} scores positions but is not a player: wrap it, "
+                            "SearchPlayer(TorchEvaluator(network)) from agents (SearchPlayer(evaluator) for "
+                            "an evaluator with outcomes()), which picks the afterstate of highest equity")
         if callable(spec):
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
@@ -225,6 +229,11 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         "a run directory or checkpoint file, an exported policy folder, or your own player as "
         "FILE.py:NAME or module:NAME"
     )
+
+
+def _is_torch_module(obj: Any) -> bool:
+    """Whether ``obj`` is a torch module (a network), without importing torch for it."""
+    return any(f"{k.__module__}.{k.__qualname__}" == "torch.nn.modules.module.Module" for k in type(obj).__mro__)
 
 
 _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")

@@ -135,3 +135,37 @@ def test_the_rules_of_a_match_are_those_its_network_players_learnt(tmp_path):
     assert trained_rules({"bot": bot, "random": load_player("random")}) == DEFAULT_RULES
     with pytest.raises(ValueError, match="trained under different rules"):
         trained_rules({"mine": mine, "shipped": load_player("default", None)})
+
+
+def test_a_network_or_evaluator_is_refused_with_the_wrapper_to_use():
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import TorchEvaluator
+
+    torch.manual_seed(0)
+    net = TDNetwork((8,))
+    for thing in (net, TorchEvaluator(net)):  # a module is callable: it must not become a function player
+        with pytest.raises(TypeError, match=r"scores positions but is not a player: wrap it, SearchPlayer\(TorchEvaluator"):
+            load_player(thing)
+
+
+def test_an_agents_package_of_your_own_is_not_reported_as_missing_torch(tmp_path):
+    import subprocess
+    import sys
+
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+
+    save_checkpoint(tmp_path / "net.pt", TDNetwork((8,)))
+    project = tmp_path / "project"  # a research project with its own agents package, run from its folder
+    (project / "agents").mkdir(parents=True)
+    (project / "agents" / "__init__.py").write_text("")
+    (project / "agents" / "td.py").write_text("x = 1\n")
+    code = f"from nardy_env.players import load_player; load_player({str(tmp_path / 'net.pt')!r})"
+    out = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and torch.__version__  # torch is installed here
+    assert "torch is not installed" not in out.stderr
+    assert "shadowing nardy's" in out.stderr and str(project / "agents" / "td.py") in out.stderr
