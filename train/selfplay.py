@@ -28,7 +28,7 @@ from agents.common import segment_argmax
 from agents.network import TDNetwork
 from agents.search import EQUITY
 from nardy_env import Rules, flip, initial_states, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
 from nardy_env.encoding import raw_positions
 from nardy_env.game import opening_roll, roll_dice
 
@@ -75,8 +75,14 @@ def _lambda_returns_padded(values: np.ndarray, valid: np.ndarray, lam: float) ->
 class SelfPlayWorker:
     """Plays batches of self-play games with given weights; no Ray needed."""
 
-    def __init__(self, hidden: tuple[int, ...], rules: dict[str, Any] | None = None, threads: int = 1) -> None:
-        torch.set_num_threads(threads)
+    def __init__(self, hidden: tuple[int, ...], rules: dict[str, Any] | None = None,
+                 threads: int | None = None) -> None:
+        """``threads``: torch's thread count for this process (the trainer's actors use 1);
+        None leaves it as it is, so a worker made in your own process does not change it."""
+        if threads is not None:
+            if not is_whole(threads, 1):
+                raise ValueError(f"threads must be a whole number, 1 or more, got {threads!r}")
+            torch.set_num_threads(int(threads))
         self.network = TDNetwork(hidden).eval()
         self.rules = Rules.from_dict(rules or {}) if not isinstance(rules, Rules) else rules
         self.games_played = 0

@@ -615,7 +615,7 @@ class Trainer:
         import ray
 
         actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
-        return actor_cls.remote(self.config.hidden, self.config.rules)
+        return actor_cls.remote(self.config.hidden, self.config.rules, threads=1)  # one CPU each
 
     def _submit(self, slot: int, weights_ref: Any) -> None:
         """Give actor ``slot`` a task: one to play again (left in flight by a checkpoint or a dead

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from train.selfplay import SWAP, SelfPlayWorker, _lambda_returns_padded, lambda_returns
 
@@ -103,3 +104,17 @@ def test_calibration_counts_cover_every_valued_play_and_points_are_zero_sum():
     # A game's points count +p for each play of its winner and -p for each of its loser's; the
     # loser made at least as many valued plays (the winner's last play is the exact result).
     assert -2 * out["games"] <= equity[2].sum() <= 0
+
+
+def test_a_worker_leaves_torch_threads_alone_unless_told():
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        SelfPlayWorker((16,))  # made in a researcher's own process
+        assert torch.get_num_threads() == 2
+        SelfPlayWorker((16,), threads=1)  # as the trainer's actors are made
+        assert torch.get_num_threads() == 1
+        with pytest.raises(ValueError, match="threads must be a whole number, 1 or more, got 0"):
+            SelfPlayWorker((16,), threads=0)
+    finally:
+        torch.set_num_threads(before)
