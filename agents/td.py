@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -40,17 +41,23 @@ class TorchEvaluator:
     """Outcome probabilities from a ``TDNetwork`` (no gradients, float32)."""
 
     def __init__(self, network: TDNetwork) -> None:
+        """Scores with ``network`` itself, not a copy (switched to eval mode): later training of
+        it changes what this evaluator says. Pass ``copy.deepcopy(network)`` to freeze it."""
         self.network = network.eval()
+
+    def _input(self, raw: np.ndarray) -> torch.Tensor:
+        x = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))
+        device = next(self.network.parameters()).device
+        return x if device.type == "cpu" else x.to(device)  # a network on a GPU scores there
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
-            return self.network(torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))).numpy()
+            return self.network(self._input(raw)).float().cpu().numpy()
 
     def equity(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``)."""
         with torch.inference_mode():
-            x = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))
-            return self.network.equity(self.network(x)).numpy()
+            return self.network.equity(self.network(self._input(raw))).float().cpu().numpy()
 
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT_RULES,
@@ -81,9 +88,13 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT
     torch.save(payload, data)
     try:  # what load_checkpoint would refuse is not written (over a good checkpoint, at that)
         torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as exc:
-        raise ValueError(f"save_checkpoint: the extra data {sorted(extra)} holds objects other than tensors "
-                         f"and plain data, which load_checkpoint does not load ({_first_line(exc)})") from None
+    except pickle.UnpicklingError:
+        refused = {key: _refused_type(value) for key, value in extra.items()}
+        named = ", ".join(f"{key!r} ({kind})" for key, kind in refused.items() if kind is not None)
+        raise ValueError(f"save_checkpoint: the extra data {named or sorted(extra)} holds objects other than "
+                         "tensors and plain data (dicts, lists, numbers, strings), which load_checkpoint does "
+                         f"not load; store a numpy array as torch.from_numpy(a) or a.tolist() "
+                         f"(nothing was written to {path})") from None
     # Written whole or not at all; a full disk is the OSError the write raises (ENOSPC).
     write_atomic(path, lambda fh: fh.write(data.getbuffer()))
     return path
@@ -191,6 +202,19 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
     """Names of the floating-point tensors holding NaN or infinity."""
     return [name for name, t in weights.items()
             if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
+
+
+def _refused_type(value: Any) -> str | None:
+    """The type that loading ``value`` with ``weights_only`` refuses (as torch names it), or None."""
+    data = io.BytesIO()
+    torch.save(value, data)
+    try:
+        torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        name = found.group(1) if found else "not loadable"
+        return "numpy data" if name.startswith("numpy") else name
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -79,14 +79,19 @@ def test_a_checkpoint_that_does_not_fit_on_the_disk_leaves_nothing_behind(tmp_pa
 
 def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_is_replaced(tmp_path):
     import numpy as np
+    import torch
 
     from agents.network import TDNetwork
     from agents.td import load_checkpoint, save_checkpoint
 
     path = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork([8]), note="first")
     good = path.read_bytes()
-    with pytest.raises(ValueError, match="objects other than tensors"):
-        save_checkpoint(path, TDNetwork([8]), scores=np.arange(3))
+    with pytest.raises(ValueError, match="objects other than tensors") as caught:
+        save_checkpoint(path, TDNetwork([8]), scores=np.arange(3), config={"lr": 0.1}, step=torch.tensor(3))
+    # Only the key at fault is named, with what to store instead; torch's advice to load it anyway is not passed on.
+    assert "'scores' (numpy data)" in str(caught.value) and "torch.from_numpy(a)" in str(caught.value)
+    assert "config" not in str(caught.value) and "'step'" not in str(caught.value)
+    assert "weights_only" not in str(caught.value) and "\x1b" not in str(caught.value)
     with pytest.raises(ValueError, match=r"\['state_dict'\] are the checkpoint's own keys"):
         save_checkpoint(path, TDNetwork([8]), state_dict={})
     assert path.read_bytes() == good and load_checkpoint(path)[1]["note"] == "first"

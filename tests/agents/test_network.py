@@ -252,3 +252,12 @@ def test_bad_layer_sizes_and_inputs_of_another_width_are_named():
         with pytest.raises(ValueError, match=r"raw positions, a float tensor \[N, 50\]"):
             net(torch.zeros(3, width))
     assert net(torch.zeros(3, 50)).shape == (3, 4)
+
+
+def test_positions_of_another_dtype_are_scored_as_float32_ones():
+    net = TDNetwork((8,))
+    x = torch.from_numpy(raw_positions(_positions(200)))
+    want = net(x)
+    for other in (torch.float64, torch.uint8):  # numpy's default float, and raw counts as stored
+        got = net(x.to(other))
+        assert got.dtype == torch.float32 and torch.allclose(got, want)
