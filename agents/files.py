@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["write_atomic", "file_sha256"]
+__all__ = ["write_atomic", "is_stream", "file_sha256"]
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
@@ -18,23 +19,49 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
     A killed writer leaves the previous file intact (and no temporary file
     behind when it can clean up). The result gets the usual permissions
     (0666 less the umask), not mkstemp's 0600, so a web server can serve it.
+
+    A symbolic link is followed: the file it points to is replaced and the link
+    stays. What is not a file to replace (a pipe, ``/dev/stdout``, a device) is
+    written to directly, as a stream.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if is_stream(path):
+        with open(path, "wb") as fh:
+            write(fh)
+        return path
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)  # the rename itself survives a power cut
+    _fsync_dir(target.parent)  # the rename itself survives a power cut
     return path
+
+
+def is_stream(path: str | Path) -> bool:
+    """Whether ``path`` names something written as a stream, not a file replaced whole: an
+    existing pipe, socket or device, or a name under /dev or /proc (``/dev/stdout``,
+    ``/dev/fd/N``, which a shell's ``>(...)`` gives)."""
+    name = os.path.abspath(path)
+    for _ in range(40):  # the name, then each link on the way (a link to /dev/stdout is a stream too)
+        if name.startswith(("/dev/", "/proc/")) and not name.startswith("/dev/shm/"):  # shm: files in memory
+            return True
+        if not os.path.islink(name):
+            break
+        name = os.path.join(os.path.dirname(name), os.readlink(name))
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:  # not there (yet), or a dangling link: a file to create
+        return False
 
 
 def _umask() -> int:

@@ -301,10 +301,17 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
     """Whether a file may be written at ``name`` (its folder exists and is writable), else say why."""
     from pathlib import Path
 
+    from agents.files import is_stream
+
     path = Path(name)
     if path.is_dir():
         print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)
         return False
+    if is_stream(path) and path.exists():  # /dev/stdout, a pipe: written to as it is
+        if not os.access(path, os.W_OK):
+            print(f"nardy {command}: {option} {path} is not writable", file=sys.stderr)
+            return False
+        return True
     if path.parent.exists() and not path.parent.is_dir():
         print(f"nardy {command}: {option} {path}: {path.parent} is a file, not a folder", file=sys.stderr)
         return False

@@ -95,3 +95,31 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
     with pytest.raises(ValueError, match=r"\['state_dict'\] are the checkpoint's own keys"):
         save_checkpoint(path, TDNetwork([8]), state_dict={})
     assert path.read_bytes() == good and load_checkpoint(path)[1]["note"] == "first"
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    real = write_atomic(tmp_path / "runs" / "best.pt", lambda fh: fh.write(b"old"))
+    link = tmp_path / "latest.pt"
+    link.symlink_to(real)
+    assert write_atomic(link, lambda fh: fh.write(b"new")) == link
+    assert link.is_symlink() and real.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt", "runs"]
+
+
+def test_a_pipe_or_a_link_to_dev_stdout_is_written_as_a_stream_not_replaced(tmp_path):
+    import threading
+
+    from agents.files import is_stream
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    write_atomic(fifo, lambda fh: fh.write(b"records\n"))
+    reader.join(timeout=10)
+    assert got == [b"records\n"] and stat.S_ISFIFO(fifo.stat().st_mode)  # still the pipe
+    link = tmp_path / "out"
+    link.symlink_to("/dev/stdout")
+    assert is_stream(link) and is_stream("/dev/stdout") and is_stream("/dev/fd/1")
+    assert not is_stream(tmp_path / "new.jsonl") and not is_stream("/dev/shm/run.pt") and not is_stream(tmp_path)

@@ -414,3 +414,13 @@ def test_eval_writes_game_records(tmp_path):
     (tmp_path / "afile").write_text("x")
     out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "afile" / "g.jsonl"))
     assert out.returncode == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in out.stderr
+
+
+def test_eval_records_go_to_standard_output_through_dev_stdout(tmp_path):
+    link = tmp_path / "stdout"  # a link to /dev/stdout, so the test never touches /dev/stdout itself
+    link.symlink_to("/dev/stdout")
+    out = run("eval", "race", "heuristic", "--games", "2", "--seed", "3", "--json", "--records", str(link))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert [json.loads(line)["game"] for line in lines[:2]] == [0, 1] and json.loads(lines[-1])["games"] == 2
+    assert link.is_symlink()  # not replaced by a file
