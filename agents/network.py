@@ -147,9 +147,9 @@ class TDNetwork(nn.Module):
             shape = list(raw.shape) if hasattr(raw, "shape") else type(raw).__name__
             raise ValueError(f"the network takes raw positions, a float tensor [N, {RAW_SIZE}] "
                              f"(nardy_env.encoding.raw_positions), got {shape}")
-        weight = self.body[0].weight
-        if raw.dtype != weight.dtype:  # float64 or uint8 positions: as the weights are
-            raw = raw.to(weight.dtype)
+        dtype = self.equity_weights.dtype  # the weights' (float32, or what .double() made them)
+        if raw.dtype != dtype:  # float64 or uint8 positions: as the weights are
+            raw = raw.to(dtype)
         return self.body(self.features(raw))
 
     def forward(self, raw: torch.Tensor) -> torch.Tensor:

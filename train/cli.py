@@ -45,6 +45,8 @@ def _asked_rules(text: str | None):
 def _input_lines():
     """Standard input line by line, as bytes when it has them (decoded per line, so one bad
     line is one error line, whatever the locale), else as text."""
+    if sys.stdin is None:  # closed (<&-): no lines
+        return iter(())
     buffer = getattr(sys.stdin, "buffer", None)
     return iter(buffer.readline, b"") if buffer is not None else sys.stdin
 
@@ -854,9 +856,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nardy`` console script."""
     import warnings
 
-    with warnings.catch_warnings():  # the plain format lasts for this command only
-        warnings.showwarning = _plain_warnings(warnings.showwarning)
-        return _main(argv)
+    # A name or path the output's encoding cannot show (Cyrillic on a cp1252 or C-locale
+    # stdout) is printed escaped, not a traceback after the work is done.
+    errors = getattr(sys.stdout, "errors", None)
+    escaping = errors == "strict" and callable(getattr(sys.stdout, "reconfigure", None))
+    if escaping:
+        sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    try:
+        with warnings.catch_warnings():  # the plain format lasts for this command only
+            warnings.showwarning = _plain_warnings(warnings.showwarning)
+            return _main(argv)
+    finally:
+        if escaping:
+            sys.stdout.reconfigure(errors=errors)  # type: ignore[union-attr]
 
 
 _NPN_ARG = re.compile(r"-\d+(,-?\d+)*:")

@@ -264,11 +264,15 @@ class _Session:
         print(text, file=self.out, flush=True)
 
     def ask(self, prompt: str) -> str:
-        try:
-            return self.read(prompt).strip()
-        except EOFError:
-            self.say()  # end the prompt's line
-            raise _Quit() from None
+        while True:
+            try:
+                return self.read(prompt).strip()
+            except EOFError:
+                self.say()  # end the prompt's line
+                raise _Quit() from None
+            except UnicodeDecodeError as exc:  # bytes the terminal's encoding cannot read
+                self.say(f"That was not {exc.encoding} text (is your terminal set to another encoding?); "
+                         "type it again.")
 
     def human_turn(self, state: np.ndarray, side: Color, dice: np.ndarray) -> np.ndarray | None:
         """The human's afterstate (mover's view), or None on resign."""
@@ -494,7 +498,7 @@ def play_session(opponent: Player, human: Color | None = None, rules: Rules = DE
                  read: Callable[[str], str] | None = None, out: TextIO | None = None) -> dict[str, int]:
     """Play games in the terminal; returns the final score."""
     rules = as_rules(rules)
-    interactive = out is None and sys.stdin.isatty()
+    interactive = out is None and sys.stdin is not None and sys.stdin.isatty()
     if interactive:
         try:
             import readline  # noqa: F401  (line editing and history for input() on a terminal)
@@ -505,9 +509,14 @@ def play_session(opponent: Player, human: Color | None = None, rules: Rules = DE
         if interactive:
             return input(prompt)
         print(prompt, end="", file=out or sys.stdout, flush=True)
-        line = sys.stdin.readline()
+        if sys.stdin is None:  # closed (<&-): the end of input
+            raise EOFError
+        buffer = getattr(sys.stdin, "buffer", None)
+        line = buffer.readline() if buffer is not None else sys.stdin.readline()
         if not line:
             raise EOFError
+        if isinstance(line, bytes):  # decoded line by line: a bad byte spoils one line, not the stream
+            line = line.decode(sys.stdin.encoding or "utf-8")
         return line
 
     return _Session(opponent, human, rules, seed, read or default_read, out or sys.stdout).run(games)

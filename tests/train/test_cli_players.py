@@ -237,3 +237,42 @@ def test_hint_names_a_player_that_has_no_name(tmp_path):
     out = run("hint", "--player", spec, START_NPN, "6", "5")
     assert out.returncode == 0, out.stderr
     assert f"{spec}'s ranking of" in out.stdout
+
+
+def _nardy(args, stdin=b"", env=None, close_stdin=False):
+    import os
+    import subprocess
+
+    from tests.train.test_cli import NARDY
+
+    cmd = [str(NARDY)] if NARDY.exists() else [__import__("sys").executable, "-m", "train.cli"]
+    return subprocess.run([*cmd, *args], input=None if close_stdin else stdin, capture_output=True, timeout=120,
+                          stdin=subprocess.DEVNULL if close_stdin else None,
+                          preexec_fn=(lambda: os.close(0)) if close_stdin else None,
+                          env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+
+
+def test_play_asks_again_after_bytes_the_terminal_encoding_cannot_read():
+    # A cp1251 "д" (0xe4) typed into a UTF-8 session, then a real answer.
+    out = _nardy(["play", "--against", "random", "--seed", "1"], stdin=b"\xe4\nquit\ny\n",
+                 env={"PYTHONIOENCODING": "utf-8"})
+    text = out.stdout.decode()
+    assert out.returncode == 0 and b"Traceback" not in out.stderr, out.stderr
+    assert "That was not utf-8 text" in text and "Bye." in text
+
+
+def test_a_closed_standard_input_is_the_end_of_input():
+    out = _nardy(["play", "--against", "random", "--seed", "1"], close_stdin=True)
+    assert out.returncode == 0 and b"Traceback" not in out.stderr and b"Bye." in out.stdout, out.stderr
+    out = _nardy(["moves", "--jsonl"], close_stdin=True)
+    assert out.returncode == 0 and out.stdout == b"" and out.stderr == b"", out.stderr
+
+
+def test_a_name_the_output_encoding_cannot_show_is_escaped_not_a_traceback(tmp_path):
+    folder = tmp_path / "игрок"
+    folder.mkdir()
+    (folder / "bot.py").write_text("def first(states, found, rng):\n    return found.counts() * 0\n")
+    out = _nardy(["eval", f"{folder / 'bot.py'}:first", "race", "--games", "2", "--workers", "1"],
+                 env={"PYTHONIOENCODING": "ascii"})
+    assert out.returncode == 0 and b"Traceback" not in out.stderr, out.stderr
+    assert b"\\u0438\\u0433\\u0440\\u043e\\u043a" in out.stdout and b"race" in out.stdout  # the result is printed
