@@ -33,6 +33,10 @@ lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
 Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
 train` first saves a checkpoint and prints how to resume); 141: the reader of
 the output went away (`nardy ... | head`).
+
+Progress (`train`, `eval`, `ladder`) goes to stderr: a live bar on a terminal;
+when stderr is a file or a pipe (a log, CI), a plain line every 30 seconds and
+one at the end, without the bar's carriage returns.
 """
 
 

@@ -399,9 +399,9 @@ class _NoBar:
 def _progress(total: int, desc: str, enabled: bool):
     if not enabled:
         return _NoBar()
-    from tqdm import tqdm
+    from .progress import progress_bar
 
-    return tqdm(total=total, desc=desc, unit="game", leave=False)
+    return progress_bar(total, desc, unit="game", leave=False)
 
 
 def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES,

@@ -675,13 +675,13 @@ class Trainer:
         self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games + 1 if self.games else None)
         bar = None
         if self.progress:
-            from tqdm import tqdm
+            from .progress import progress_bar
 
             # One rate on the bar: the postfix's games/s of the last log window (tqdm's own
-            # average would count evaluation pauses too).
-            bar = tqdm(total=c.total_games, initial=self.games, unit="game", desc=f"train {c.name}",
-                       dynamic_ncols=True,
-                       bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]")
+            # average would count evaluation pauses too). In a log, a line every 30 s instead.
+            bar = progress_bar(c.total_games, f"train {c.name}", unit="game", initial=self.games,
+                               bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                                          "[{elapsed}<{remaining}{postfix}]")
         next_eval = self.next_evaluation()
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
         window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0,

@@ -1,0 +1,49 @@
+"""Progress: a bar on a terminal, plain lines in a log."""
+
+from __future__ import annotations
+
+import io
+
+from tests.train.test_cli import run
+from train.progress import LineProgress, progress_bar
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_bar_and_a_log_gets_lines():
+    from tqdm import tqdm
+
+    bar = progress_bar(10, "eval", stream=_Terminal())
+    assert isinstance(bar, tqdm)
+    bar.close()
+    assert isinstance(progress_bar(10, "eval", stream=io.StringIO()), LineProgress)
+
+
+def test_lines_come_at_most_every_so_often_and_once_at_the_end():
+    log = io.StringIO()
+    bar = LineProgress(400, "random vs race", stream=log, every=3600)
+    for _ in range(4):
+        bar.update(100)
+    assert log.getvalue() == ""  # within the interval: nothing yet
+    bar.set_postfix({"heuristic": "62%"})
+    bar.close()
+    line = log.getvalue()
+    assert line.startswith("random vs race: 400/400 games (100%), ") and line.endswith(", heuristic 62%\n")
+    assert "\r" not in line and line.count("\n") == 1
+    bar.close()  # nothing new: no second line
+    assert log.getvalue() == line
+    every = io.StringIO()
+    bar = LineProgress(40_000, "train quick", stream=every, every=0, initial=10_000)
+    bar.set_postfix({"games/s": "310"})  # the trainer's own rate: not a second one
+    bar.update(2_000)
+    assert every.getvalue() == "train quick: 12000/40000 games (30%), games/s 310\n"
+
+
+def test_eval_into_a_log_has_no_carriage_returns():
+    out = run("eval", "random", "race", "--games", "400", "--workers", "1")
+    assert out.returncode == 0, out.stderr
+    assert "\r" not in out.stderr and "\r" not in out.stdout
+    assert "random vs race: 400/400 games (100%)" in out.stderr  # the closing line

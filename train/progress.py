@@ -1,0 +1,66 @@
+"""Progress on the terminal: a live bar when stderr is a terminal, plain lines in a log.
+
+tqdm redraws its bar with carriage returns, which a log file or a CI console keeps as
+one long garbled line; there a line now and then (and one at the end) says the same.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+__all__ = ["progress_bar", "LineProgress"]
+
+
+def progress_bar(total: int, desc: str, unit: str = "game", initial: int = 0, leave: bool = True,
+                 bar_format: str | None = None, stream: TextIO | None = None, every: float = 30.0) -> Any:
+    """A tqdm bar on a terminal, else a ``LineProgress`` writing a line every ``every`` seconds."""
+    stream = stream if stream is not None else sys.stderr
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        from tqdm import tqdm
+
+        extra = {"bar_format": bar_format} if bar_format else {}
+        return tqdm(total=total, initial=initial, desc=desc, unit=unit, leave=leave, dynamic_ncols=True,
+                    file=stream, **extra)
+    return LineProgress(total, desc, unit, initial, stream, every)
+
+
+class LineProgress:
+    """The parts of tqdm's interface nardy uses, as whole lines: ``desc: n/total units (p%),
+    rate units/s, postfix``, at most one per ``every`` seconds, and a last one on ``close``."""
+
+    def __init__(self, total: int, desc: str, unit: str = "game", initial: int = 0,
+                 stream: TextIO | None = None, every: float = 30.0) -> None:
+        self.total, self.desc, self.unit, self.n = total, desc, unit, initial
+        self.stream = stream if stream is not None else sys.stderr
+        self.every = every
+        self._initial = initial
+        self._postfix: dict[str, Any] = {}
+        self._start = self._last = time.monotonic()
+        self._shown = initial
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if time.monotonic() - self._last >= self.every:
+            self._line()
+
+    def set_postfix(self, postfix: dict[str, Any] | None = None, **more: Any) -> None:
+        self._postfix = {**(postfix or {}), **more}
+
+    def write(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.n != self._shown:
+            self._line()
+
+    def _line(self) -> None:
+        now = time.monotonic()
+        rate = (self.n - self._initial) / max(now - self._start, 1e-9)
+        share = f" ({self.n / self.total:.0%})" if self.total else ""
+        own_rate = "" if any(str(key).endswith("/s") for key in self._postfix) else f", {rate:.0f} {self.unit}s/s"
+        extra = "".join(f", {key} {value}" for key, value in self._postfix.items())
+        self.write(f"{self.desc}: {self.n}/{self.total} {self.unit}s{share}{own_rate}{extra}")
+        self._last, self._shown = now, self.n
