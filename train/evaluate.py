@@ -14,6 +14,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -325,12 +326,16 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
     if workers is not None and not is_whole(workers, 1):
         raise ValueError(f"workers must be None (one per CPU) or an integer of at least 1, got {workers!r}")
+    by_name = isinstance(player_a, str) and isinstance(player_b, str)
+    if workers is not None and int(workers) > 1 and not by_name:
+        warnings.warn(f"workers={workers} is not used: a player object plays in this process; name both "
+                      "players by strings to play in worker processes", stacklevel=2)
     workers = default_workers(games) if workers is None else int(workers)
+    seed = int(seed)  # a numpy integer too: the summary is JSON
     if chunk_pairs is None:
         chunk_pairs = CHUNK_PAIRS
     if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
-    by_name = isinstance(player_a, str) and isinstance(player_b, str)
     chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
     bar = _progress(games, f"{name_a} vs {name_b}", progress)
     try:
@@ -348,6 +353,13 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                     results[futures[fut]], caught = fut.result()
                     notes.update(dict.fromkeys(caught))
                     bar.update(2 * len(chunks[futures[fut]]))
+            except BrokenProcessPool as exc:
+                _stop_workers(pool)
+                raise RuntimeError(
+                    f"a worker process of the match died or could not start ({exc}). Worker processes "
+                    "are spawned and import the calling script again: a script that calls evaluate() "
+                    "must keep its code under `if __name__ == \"__main__\":`; or pass workers=1 "
+                    "(one process). A worker killed for memory ends a match the same way.") from exc
             except BaseException:
                 # Interrupted (Ctrl-C, SIGTERM from a job scheduler) or a worker failed: stop the
                 # workers now rather than wait for their chunks (shutdown would), or leave them running.
@@ -467,7 +479,7 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
                         "elo_ci95": [round(float(elo[k] - elo_half[k]), 1), round(float(elo[k] + elo_half[k]), 1)]})
     for k, entry in enumerate(ratings):
         entry["group"] = groups[k]
-    return {"games_per_pair": games, "seed": seed, "matches": [m[2] for m in matches], "ratings": ratings,
+    return {"games_per_pair": games, "seed": int(seed), "matches": [m[2] for m in matches], "ratings": ratings,
             "fit": {"rating": {"chi2": round(chi2, 2), "df": df, "ci_scale": round(math.sqrt(scale), 3)},
                     "elo": elo_fit, "sweep_groups": max(groups) + 1}}
 

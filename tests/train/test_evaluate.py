@@ -399,3 +399,31 @@ def test_match_functions_take_what_the_docs_say_and_refuse_the_rest():
     from nardy_env import Rules
 
     assert Rules.from_dict(MappingProxyType({"block_rule": "home"})).block_rule == "home"
+
+
+def test_numpy_integers_give_a_summary_that_is_json():
+    import json
+
+    summary = evaluate("race", "random", np.int64(4), seed=np.int64(3), workers=1).summary()
+    assert json.loads(json.dumps(summary))["seed"] == 3
+
+
+def test_workers_asked_for_player_objects_are_named_as_unused():
+    from agents.bots import RaceBot
+
+    with pytest.warns(UserWarning, match="workers=2 is not used: a player object plays in this process"):
+        evaluate(RaceBot(), "random", 4, workers=2)
+
+
+def test_a_script_without_the_main_guard_is_told_why_its_workers_failed(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "match.py"  # no `if __name__ == "__main__":`, as a first script often has
+    script.write_text("from train.evaluate import evaluate\n"
+                      "print(evaluate('race', 'random', 8, workers=2, chunk_pairs=1).summary())\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode != 0
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: a worker process of the match died or could not start"), last
+    assert "if __name__ == \"__main__\":" in last and "workers=1" in last
