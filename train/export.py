@@ -256,6 +256,10 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
 
 def _checkpoint_path(player: str | Path) -> Path:
     """The checkpoint file named by PLAYER, or ExportError saying why it is not one."""
+    if not isinstance(player, str | os.PathLike):
+        raise ExportError(f"export_policy exports a checkpoint (its file's hash goes into policy.json), not "
+                          f"a {type(player).__name__}: save it first, save_checkpoint(path, network, rules), "
+                          "then export_policy(path, out_dir)")
     text = str(player)
     base, sep, ply = text.rpartition("@")
     if sep and ply.isdigit():
@@ -306,10 +310,11 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise ExportError(f"--out {out} is a file; give a folder (it is created if missing)")
+        raise ExportError(f"the output folder {out} is a file; give a folder (it is created if missing)")
     existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
     if existing and not force:
-        raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force to replace them")
+        raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
+                          "to replace them")
     from agents.files import file_sha256
 
     # Hash the file around the load, so the recorded hash is that of the weights exported

@@ -411,8 +411,12 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     (tmp_path / "file").write_text("x")
     with pytest.raises(ExportError, match="is a file"):
         export_policy(checkpoint, tmp_path / "file")
-    with pytest.raises(ExportError, match="pass --force"):
+    with pytest.raises(ExportError, match=r"pass --force \(force=True in Python\)"):
         export_policy(checkpoint, exported[0])
+    from agents.td import load_checkpoint
+
+    with pytest.raises(ExportError, match=r"not a TDNetwork: save it first, save_checkpoint\(path, network, rules\)"):
+        export_policy(load_checkpoint(checkpoint)[0], tmp_path / "out")  # a network in memory
     for kwargs, message in (({"tolerance": float("nan")}, "tolerance must be a positive number"),
                             ({"tolerance": "1e-5"}, "tolerance must be a positive number"),
                             ({"opset": 18.0}, "opset must be a whole number"),
