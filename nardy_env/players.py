@@ -50,7 +50,9 @@ class Player(Protocol):
         colours, the earliest in the core's order). Returns int64 ``[B]``: for
         each position, the index of the chosen afterstate within that position's
         results (0 .. count - 1). ``colors`` is optional for players:
-        ``choose_indices`` passes it only to a ``choose`` that accepts it.
+        ``choose_indices`` passes it only to a ``choose`` that accepts it, and
+        likewise ``dice`` (int64 ``[B, 2]``, the roll of each position), for
+        players that decide checker by checker (``nardy_env.envs.CheckerPolicy``).
         """
         ...
 
@@ -80,29 +82,31 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
-def _accepts_colors(fn: Any) -> bool:
+def _accepts(fn: Any, name: str) -> bool:
+    """Whether ``fn`` takes the keyword ``name`` (by name, or through ``**kwargs``)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return "colors" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-
-
-def _takes_colors(player: Player) -> bool:
-    return _accepts_colors(player.choose)
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
-                   rng: np.random.Generator, colors: np.ndarray | None = None) -> np.ndarray:
+                   rng: np.random.Generator, colors: np.ndarray | None = None,
+                   dice: np.ndarray | None = None) -> np.ndarray:
     """Call ``player.choose`` and check its answer; returns absolute rows into ``found``.
 
-    ``colors`` (the side to move of each position) is passed on to players
-    whose ``choose`` accepts it, so that their ties follow FORMATS.md.
+    ``colors`` (the side to move of each position) and ``dice`` (each
+    position's roll) are passed on to players whose ``choose`` accepts them:
+    colours so that their ties follow FORMATS.md, dice for players that play
+    checker by checker.
     """
-    if colors is not None and _takes_colors(player):
-        picks = player.choose(states, found, rng, colors=np.asarray(colors))
-    else:
-        picks = player.choose(states, found, rng)
+    extra: dict[str, np.ndarray] = {}
+    if colors is not None and _accepts(player.choose, "colors"):
+        extra["colors"] = np.asarray(colors)
+    if dice is not None and _accepts(player.choose, "dice"):
+        extra["dice"] = np.asarray(dice)
+    picks = player.choose(states, found, rng, **extra)
     raw = np.asarray(picks)
     if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
         raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned {raw.dtype} choices "
@@ -156,13 +160,12 @@ class FunctionPlayer:
     def __init__(self, fn: Any) -> None:
         self._fn = fn
         self.name = getattr(fn, "__name__", "function")
-        self._takes_colors = _accepts_colors(fn)
+        self._takes = [name for name in ("colors", "dice") if _accepts(fn, name)]
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
-               colors: np.ndarray | None = None) -> np.ndarray:
-        if self._takes_colors:
-            return self._fn(states, found, rng, colors=colors)
-        return self._fn(states, found, rng)
+               colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
+        given = {"colors": colors, "dice": dice}
+        return self._fn(states, found, rng, **{name: given[name] for name in self._takes})
 
 
 def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:

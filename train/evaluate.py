@@ -118,7 +118,8 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
                 sub = subset(found, idx)
                 games_now = active[idx]
                 colors = np.where(a_to_move[games_now] == a_is_white[games_now], 0, 1)  # Color values
-                picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors)
+                picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors,
+                                                                  dice[games_now])
                                                    - sub.offsets[:-1])
         after = found.states[picks]
         if records:  # who moved (0 white), with which dice, which moves (the mover's points)

@@ -439,7 +439,8 @@ class _Session:
                     return {"you": 0, "opponent": points}
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
-                k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]))[0])
+                k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]),
+                                     dice[None])[0])
                 after = found.states[k]
                 n = int(found.num_moves[k])
                 moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))

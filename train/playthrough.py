@@ -40,7 +40,7 @@ def playthrough(white: str, black: str, seed: int, rules: Rules = DEFAULT_RULES)
     while True:
         ply += 1
         found = legal_afterstates(state, dice, rules)
-        row = int(choose_indices(players[side], state, found, rng, np.array([int(side)]))[0])
+        row = int(choose_indices(players[side], state, found, rng, np.array([int(side)]), dice)[0])
         n = int(found.num_moves[row])
         moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))
                  for f, t in found.moves[row, :n]]

@@ -8,6 +8,7 @@ is imported.
 from .checker import NUM_CHECKER_ACTIONS, PASS_ACTION, checker_action, checker_move
 from .games import IllegalActionError
 from .long_nardy import GameOverError, LongNardyEnv
+from .policy import CheckerPolicy
 from .vector import LongNardyVectorEnv, split_afterstates
 from .wrappers import AnyActionLegal, VectorAnyActionLegal
 
@@ -19,6 +20,7 @@ __all__ = [
     "AnyActionLegal",
     "VectorAnyActionLegal",
     "split_afterstates",
+    "CheckerPolicy",
     "NUM_CHECKER_ACTIONS",
     "PASS_ACTION",
     "checker_action",

@@ -144,9 +144,14 @@ class TurnTargets:
 
     def contains(self, rows: np.ndarray, states: np.ndarray) -> np.ndarray:
         """For each query, whether ``states[i]`` is among the afterstates of row ``rows[i]``."""
+        return self.index(rows, states) >= 0
+
+    def index(self, rows: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """For each query, the index of ``states[i]`` among row ``rows[i]``'s afterstates (0 ..
+        count - 1, as a player chooses it), or -1 where it is not one of them."""
         rows = np.asarray(rows, dtype=np.int64)
         if rows.size == 0:
-            return np.zeros(0, dtype=bool)
+            return np.zeros(0, dtype=np.int64)
         q0, q1 = _board_keys(states)
         offsets = self.found.offsets
         lo = offsets[rows].copy()
@@ -165,7 +170,8 @@ class TurnTargets:
             lo = np.where(active & less, mid + 1, lo)
             hi = np.where(active & ~less, mid, hi)
         at = np.minimum(lo, last)
-        return (lo < end) & (self.k0[at] == q0) & (self.k1[at] == q1)
+        hit = (lo < end) & (self.k0[at] == q0) & (self.k1[at] == q1)
+        return np.where(hit, lo - offsets[rows], -1)
 
 
 class CheckerOptions(NamedTuple):

@@ -63,6 +63,7 @@ __all__ = [
     "as_actions",
     "GameBatch",
     "observation_bounds",
+    "observe",
     "resolve_opponent",
     "resolve_color",
 ]
@@ -425,7 +426,7 @@ class GameBatch:
         found = _afterstates(self.state[rows], self.dice[rows], self.rules)
         # Read-only: an opponent (user code) that wrote into them would change the game.
         picks = choose_indices(self.opponent, self.state[rows].copy(), read_only(found), self.opponent_rng,
-                               colors=self.side[rows].copy())
+                               colors=self.side[rows].copy(), dice=self.dice[rows].copy())
         return self._end_turn(rows, found.states[picks], reward, terminated, agent_moved=False)
 
     def _begin_turns(self, rows: np.ndarray, finished: np.ndarray) -> None:
@@ -506,20 +507,26 @@ class GameBatch:
 
     def observations(self) -> np.ndarray:
         """float32 ``[n, obs_size]``: the position, then dice left per face, then checkers off the head."""
-        states = self.viewed_states()
-        if self.obs_mode == "raw":
-            # raw_positions, written straight into the observation (this runs every vector step).
-            obs = np.empty((self.n, RAW_SIZE + _TURN_COLUMNS), dtype=np.float32)
-            board = states[:, :NUM_POINTS]
-            np.maximum(board, 0, out=obs[:, :NUM_POINTS], casting="unsafe")
-            np.maximum(-board[:, _THEIR_POINTS], 0, out=obs[:, NUM_POINTS:2 * NUM_POINTS], casting="unsafe")
-            obs[:, 2 * NUM_POINTS:RAW_SIZE] = states[:, OFF_MOVER:]
-            position_size = RAW_SIZE
-        else:
-            position = features(raw_positions(states))
-            position_size = position.shape[1]
-            obs = np.empty((self.n, position_size + _TURN_COLUMNS), dtype=np.float32)
-            obs[:, :position_size] = position
-        obs[:, position_size:position_size + NUM_FACES] = self.left
-        obs[:, -1] = self.heads
-        return obs
+        return observe(self.viewed_states(), self.left, self.heads, self.obs_mode)
+
+
+def observe(states: np.ndarray, left: np.ndarray, heads: np.ndarray, obs_mode: str = "raw") -> np.ndarray:
+    """The environments' observations of ``states`` (from their viewer's side), with ``left``
+    single-die moves per face and ``heads`` checkers already off the head: float32 ``[n, obs_size]``."""
+    n = states.shape[0]
+    if obs_mode == "raw":
+        # raw_positions, written straight into the observation (this runs every vector step).
+        obs = np.empty((n, RAW_SIZE + _TURN_COLUMNS), dtype=np.float32)
+        board = states[:, :NUM_POINTS]
+        np.maximum(board, 0, out=obs[:, :NUM_POINTS], casting="unsafe")
+        np.maximum(-board[:, _THEIR_POINTS], 0, out=obs[:, NUM_POINTS:2 * NUM_POINTS], casting="unsafe")
+        obs[:, 2 * NUM_POINTS:RAW_SIZE] = states[:, OFF_MOVER:]
+        position_size = RAW_SIZE
+    else:
+        position = features(raw_positions(states))
+        position_size = position.shape[1]
+        obs = np.empty((n, position_size + _TURN_COLUMNS), dtype=np.float32)
+        obs[:, :position_size] = position
+    obs[:, position_size:position_size + NUM_FACES] = left
+    obs[:, -1] = heads
+    return obs

@@ -1,0 +1,116 @@
+"""A checker-mode policy as a player: what an agent trained in the env plays everywhere else.
+
+An agent trained with ``action_mode="checker"`` maps an observation and its
+action mask to one checker move. ``CheckerPolicy`` turns such a function into
+a player (``nardy_env.players.Player``): for each position it asks the policy
+move by move, with exactly the observations and masks the checker env would
+give it, until the turn is complete, and answers with the afterstate reached.
+So the agent can be measured with paired dice (``train.evaluate``, ``nardy
+eval FILE.py:NAME``), play in ``nardy play``, and be the env's ``opponent=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..core import HEAD_INDEX, NUM_CHECKERS, OFF_MOVER, Afterstates
+from ..rules import DEFAULT_RULES, RulesLike, as_rules
+from .checker import (
+    NUM_CHECKER_ACTIONS,
+    NUM_FACES,
+    PASS_ACTION,
+    TurnTargets,
+    checker_options,
+    dice_left,
+    turn_need,
+)
+from .games import OBS_MODES, observe
+
+__all__ = ["CheckerPolicy"]
+
+
+class CheckerPolicy:
+    """A function ``policy(observations, masks) -> actions`` over checker-mode actions, as a player.
+
+    ``observations``: float32 ``[B, obs_size]`` in the env's ``obs_mode`` layout
+    (docs/environments.md), from the mover's view; ``masks``: int8 ``[B, 145]``,
+    the env's ``action_mask``; the policy returns ``B`` allowed actions. All the
+    positions of a batch still choosing go to the policy in one call, move
+    after move. A turn with only one result (a pass, a forced play) is played
+    without asking. ``rules``: those of the games it plays (they decide the
+    masks). Needs each position's dice: callers pass them through
+    ``nardy_env.players.choose_indices`` (evaluation, the env's ``opponent=``
+    and ``nardy play`` do).
+    """
+
+    def __init__(self, policy: Callable[[np.ndarray, np.ndarray], Any], obs_mode: str = "raw",
+                 rules: RulesLike = DEFAULT_RULES, name: str | None = None) -> None:
+        if not callable(policy):
+            raise TypeError(f"policy must be a function (observations, masks) -> actions, got {type(policy).__name__}")
+        if obs_mode not in OBS_MODES:
+            raise ValueError(f"obs_mode must be one of {OBS_MODES}, got {obs_mode!r}")
+        self.policy = policy
+        self.obs_mode = obs_mode
+        self.rules = as_rules(rules)
+        self.name = name or getattr(policy, "__name__", None) or "checker-policy"
+        self.calls = 0  # policy calls made, for cost reports
+
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+               colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
+        if dice is None:
+            raise ValueError(f"{self.name}: a checker-mode policy needs each position's dice; call it through "
+                             "nardy_env.players.choose_indices(..., dice=) as evaluation, the env and play do")
+        state = np.array(states, dtype=np.int8).reshape(-1, states.shape[-1])
+        n = state.shape[0]
+        dice = np.asarray(dice, dtype=np.int64).reshape(n, 2)
+        counts = found.counts()
+        picks = np.zeros(n, dtype=np.int64)  # a turn with one result: that one
+        targets = TurnTargets(found)
+        left = dice_left(dice).copy()
+        heads = np.zeros(n, dtype=np.int64)
+        first = state[:, HEAD_INDEX] == NUM_CHECKERS
+        played = np.zeros(n, dtype=np.int64)
+        need = turn_need(found, dice)
+        active = np.flatnonzero(counts > 1)
+        while active.size:
+            options = checker_options(state[active], dice[active], left[active], heads[active], first[active],
+                                      played[active], need[active], targets, active, self.rules)
+            stuck = ~options.mask.any(axis=1)
+            if stuck.any():
+                raise ValueError(f"{self.name}: no checker move leads to a legal play of position "
+                                 f"{int(active[stuck][0])}: does the game use other rules than the player's "
+                                 f"({self.rules.to_json()})?")
+            actions = self._ask(observe(state[active], left[active], heads[active], self.obs_mode), options.mask)
+            rows = np.arange(active.size)
+            state[active] = options.results[rows, actions]
+            moving = actions != PASS_ACTION
+            moved, acts = active[moving], actions[moving]
+            left[moved, acts % NUM_FACES] -= 1
+            heads[moved] += acts // NUM_FACES == HEAD_INDEX
+            played[moved] += 1
+            complete = ~moving | (played[active] >= need[active]) | (state[active, OFF_MOVER] == NUM_CHECKERS)
+            done = active[complete]
+            picks[done] = targets.index(done, state[done])
+            active = active[~complete]
+        return picks
+
+    def _ask(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        raw = np.asarray(self.policy(observations, masks.copy()))
+        if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
+            raise ValueError(f"{self.name} returned {raw.dtype} actions {raw.ravel()[:3].tolist()}: the policy "
+                             f"returns integer checker actions 0..{NUM_CHECKER_ACTIONS - 1}, one per observation")
+        actions = raw.astype(np.int64).reshape(-1)
+        if actions.shape[0] != masks.shape[0]:
+            raise ValueError(f"{self.name} returned {actions.shape[0]} actions for {masks.shape[0]} observations")
+        bad = (actions < 0) | (actions >= NUM_CHECKER_ACTIONS)
+        bad[~bad] = masks[np.flatnonzero(~bad), actions[~bad]] == 0
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            allowed = np.flatnonzero(masks[k]).tolist()
+            raise ValueError(f"{self.name} chose action {int(actions[k])} for observation {k}, which its mask "
+                             f"does not allow (allowed: {allowed})")
+        return actions

@@ -1,0 +1,143 @@
+"""A checker-mode policy as a player: the env's observations and masks, the env's end positions."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from nardy_env import flip, format_npn, legal_afterstates
+from nardy_env.envs import CheckerPolicy, LongNardyEnv
+from nardy_env.players import choose_indices
+from tests.nardy_env.test_against_reference import random_game_positions
+
+
+def _pick(obs: np.ndarray, mask: np.ndarray) -> int:
+    """A deterministic choice among the allowed actions that depends on the whole observation."""
+    allowed = np.flatnonzero(mask)
+    return int(allowed[hashlib.sha256(obs.tobytes()).digest()[0] % allowed.size])
+
+
+def _recording_policy(seen: list):
+    def policy(obs, masks):
+        seen.append((obs.copy(), masks.copy()))
+        return np.array([_pick(o, m) for o, m in zip(obs, masks, strict=True)])
+    return policy
+
+
+@pytest.mark.parametrize("obs_mode", ["raw", "features"])
+def test_a_policy_sees_what_the_checker_env_shows_and_ends_where_the_env_ends(obs_mode):
+    positions = random_game_positions(6, seed=11)[:300]
+    states = np.stack([s for s, _, _ in positions])
+    dice = np.array([d for _, _, d in positions], dtype=np.int64)
+    found = legal_afterstates(states, dice)
+    rng = np.random.default_rng(0)
+    batched = choose_indices(CheckerPolicy(_recording_policy([]), obs_mode=obs_mode), states, found, rng,
+                             dice=dice) - found.offsets[:-1]
+    rows = np.flatnonzero(found.counts() > 1)
+    for row in rows[:: max(1, rows.size // 60)]:
+        state, side, roll = positions[row]
+        one = legal_afterstates(state[None], np.array([roll]))
+        seen: list = []
+        pick = int(choose_indices(CheckerPolicy(_recording_policy(seen), obs_mode=obs_mode), state[None], one, rng,
+                                  dice=np.array([roll]))[0])
+        assert pick == batched[row]  # alone as in a batch
+        # The env, from the same position and roll, with the same choices.
+        env = LongNardyEnv(action_mode="checker", obs_mode=obs_mode)
+        obs, info = env.reset(seed=0, options={"position": format_npn(state, side), "dice": list(roll)})
+        shown = []
+        terminated = False
+        while info["player"] == side and not terminated:
+            shown.append((obs, info["action_mask"]))
+            obs, _, terminated, _, info = env.step(_pick(obs, info["action_mask"]))
+        assert len(shown) == len(seen)
+        for (o1, m1), (o2, m2) in zip(shown, seen, strict=True):
+            assert np.array_equal(o1, o2[0]) and np.array_equal(m1, m2[0])
+        end = one.states[pick]  # the mover's view; the env now holds it from the next mover's
+        assert np.array_equal(env.unwrapped.batch.state[0], end if terminated else flip(end[None])[0])
+
+
+def test_evaluation_plays_a_checker_policy_with_paired_dice():
+    from train.evaluate import evaluate
+
+    def first_allowed(obs, masks):
+        return masks.argmax(axis=1)
+
+    a = evaluate(CheckerPolicy(first_allowed, name="first"), "race", games=20, seed=4).summary()
+    b = evaluate(CheckerPolicy(first_allowed, name="first"), "race", games=20, seed=4).summary()
+    assert a == b and a["games"] == 20 and a["player_a"] == "first"
+
+
+def test_a_checker_policy_is_an_env_opponent():
+    import gymnasium as gym
+
+    env = gym.make("LongNardy-v0", action_mode="checker",
+                   opponent=CheckerPolicy(lambda obs, masks: masks.argmax(axis=1)))
+    obs, info = env.reset(seed=3)
+    for _ in range(2000):
+        obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
+        if terminated:
+            break
+    assert terminated and reward in (-2.0, -1.0, 1.0, 2.0)
+
+
+def test_bad_answers_and_missing_dice_are_named():
+    states = np.stack([s for s, _, _ in random_game_positions(2, seed=5)][:8])
+    dice = np.full((len(states), 2), [6, 5])
+    found = legal_afterstates(states, dice)
+    rng = np.random.default_rng(0)
+    cases = [(lambda o, m: np.full(len(o), 143), "which its mask does not allow"),
+             (lambda o, m: np.full(len(o), 500), "which its mask does not allow"),
+             (lambda o, m: m.argmax(1).astype(float), "returned float64 actions"),
+             (lambda o, m: m.argmax(1)[:1] if len(o) > 1 else m.argmax(1)[:0], "actions for")]
+    for policy, message in cases:
+        with pytest.raises(ValueError, match=message):
+            choose_indices(CheckerPolicy(policy), states, found, rng, dice=dice)
+    with pytest.raises(ValueError, match="needs each position's dice"):
+        choose_indices(CheckerPolicy(lambda o, m: m.argmax(1)), states, found, rng)
+    with pytest.raises(ValueError, match="obs_mode must be one of"):
+        CheckerPolicy(lambda o, m: m.argmax(1), obs_mode="pixels")
+
+
+def test_players_and_functions_that_take_dice_get_each_positions_roll():
+    states = np.stack([s for s, _, _ in random_game_positions(2, seed=5)][:6])
+    dice = np.array([[6, 5], [1, 1], [3, 2], [4, 4], [2, 6], [5, 1]])
+    found = legal_afterstates(states, dice)
+    got = []
+
+    def by_function(states, found, rng, dice):
+        got.append(dice.copy())
+        return np.zeros(len(states), dtype=np.int64)
+
+    class ByMethod:
+        def choose(self, states, found, rng, **given):
+            got.append(given["dice"].copy())
+            return np.zeros(len(states), dtype=np.int64)
+
+    from nardy_env.players import load_player
+
+    for player in (load_player(by_function), ByMethod()):
+        choose_indices(player, states, found, np.random.default_rng(0), dice=dice)
+    assert len(got) == 2 and all(np.array_equal(g, dice) for g in got)
+
+
+def test_a_checker_policy_named_as_file_py_name_plays_on_the_command_line(tmp_path):
+    from tests.train.test_cli import run
+
+    (tmp_path / "ppo_agent.py").write_text(
+        "from nardy_env.envs import CheckerPolicy\n\n"
+        "def greedy(obs, masks):  # stands for a trained network's masked argmax\n"
+        "    return masks.argmax(axis=1)\n\n"
+        "player = CheckerPolicy(greedy, name='ppo')\n")
+    out = run("eval", f"{tmp_path / 'ppo_agent.py'}:player", "race", "--games", "400", "--workers", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+
+    summary = json.loads(out.stdout.splitlines()[-1])
+    one = run("eval", f"{tmp_path / 'ppo_agent.py'}:player", "race", "--games", "400", "--workers", "1", "--json")
+    assert summary["games"] == 400 and json.loads(one.stdout.splitlines()[-1])["points_per_game"] == summary["points_per_game"]
+    out = run("play", "--against", f"{tmp_path / 'ppo_agent.py'}:player", "--seed", "2", "--color", "black",
+              stdin="1\ny\n" * 3 + "quit\ny\n")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "ppo" in out.stdout
