@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+import textwrap
 import unicodedata
 from collections.abc import Callable
 from itertools import combinations, permutations
@@ -63,12 +64,20 @@ def help_text(side: Color) -> str:
     """What to type at the play prompt, with examples for the human's colour."""
     example, through, twice = (("24/18 18/13", "24/13", "13/7(2)") if side == Color.WHITE
                                else ("12/6 6/1", "12/1", "24/18(2)"))
-    return (f"Enter a play as moves in common point numbers, like '{example}' ('0' or 'off' bears off;\n"
-            f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way),\n"
-            f"or the number of a play from the list. {ROUTES[side]}\n"
-            "Commands: list (the plays again), hint (the opponent's ranking of your plays),\n"
-            "npn (the position, for nardy hint), resign, quit, help. After choosing, confirm with\n"
-            "y (or Enter), undo, or type another play.")
+    return "\n".join(wrap(paragraph) for paragraph in (
+        f"Enter a play as moves in common point numbers, like '{example}' ('0' or 'off' bears off; "
+        f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way), "
+        "or the number of a play from the list.",
+        ROUTES[side],
+        "Commands: list (the plays again), hint (the opponent's ranking of your plays), npn (the position, "
+        "for nardy hint), resign, quit, help. After choosing, confirm with y (or Enter), undo, or type "
+        "another play."))
+
+
+def wrap(text: str) -> str:
+    """A paragraph broken into lines that fit the terminal (79 columns when it is not one, 99 at most)."""
+    width = min(shutil.get_terminal_size((80, 24)).columns, 100) - 1
+    return textwrap.fill(text, width=max(width, 30), break_on_hyphens=False)
 
 
 class _Quit(Exception):
@@ -93,12 +102,13 @@ def _is_choice(text: str) -> bool:
 def parse_play(text: str) -> list[tuple[int, int]]:
     """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong.
 
-    Also ``"24/18/13"`` (one checker through a point), ``"13/7(2)"`` (two checkers) and
-    ``"24-18"``; full-width digits read as plain ones.
+    Also ``"24/18/13"`` (one checker through a point), ``"13/7(2)"`` (two checkers),
+    ``"24-18"`` and ``"24.18"`` (the '/' key of a Russian keyboard layout types '.');
+    full-width digits read as plain ones.
     """
     moves = []
     text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
-    text = re.sub(r"(?<=\d)-(?=\d|off)", "/", text)  # 24-18, as many clubs write it
+    text = re.sub(r"(?<=\d)[-.](?=\d|off)", "/", text)  # 24-18, as many clubs write it; 24.18
     for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
         if not m:
@@ -421,8 +431,8 @@ class _Session:
         dice = dice[0]
         state = initial_states(1)[0]
         first_name = "White" if side == Color.WHITE else "Black"
-        self.say(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent_name}. "
-                 f"{ROUTES[human]}")
+        self.say(wrap(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent_name}. "
+                      f"{ROUTES[human]}"))
         if self.rules.opening == "play":
             self.say(f"Opening roll: white {dice[0]}, black {dice[1]}: {first_name} moves first with "
                      f"{dice[0]}-{dice[1]}.")

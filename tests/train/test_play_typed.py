@@ -179,6 +179,9 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
 
     assert parse_play("24/18/13") == [(24, 18), (18, 13)]
     assert parse_play("13/7(2) 6/off") == [(13, 7), (13, 7), (6, 0)]
+    # The '/' key of the Russian layout types '.'; clubs write '-'.
+    assert parse_play("24.18 18.13") == parse_play("24-18 18-13") == [(24, 18), (18, 13)]
+    assert parse_play("13.7(2) 6.off") == [(13, 7), (13, 7), (6, 0)]
     start = format_npn(initial_states(1)[0], Color.WHITE)
     assert why_not_legal(start, [6, 5], [(24, 18), (18, 13)]) is None
     assert why_not_legal(start, [6, 5], [(24, 13)]) is None
@@ -311,3 +314,18 @@ def test_another_game_asks_again_on_an_answer_it_does_not_know():
     lines = iter(["resign", "y", "maybe", "n"])
     score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, read=lambda prompt: next(lines) + "\n", out=out)
     assert "Answer y or n." in out.getvalue() and score["opponent"] in (1, 2)
+
+
+def test_the_help_and_the_opening_lines_fit_an_80_column_terminal(monkeypatch):
+    from nardy_env.players import load_player
+    from train.play import help_text
+
+    monkeypatch.setenv("COLUMNS", "80")
+    for side in (Color.WHITE, Color.BLACK):
+        lines = help_text(side).splitlines()
+        assert max(len(line) for line in lines) <= 79 and "Commands: list" in help_text(side)
+    out = io.StringIO()
+    play_session(load_player("race"), Color.BLACK, seed=1, games=1, read=lambda prompt: "quit" if "play" in prompt
+                 else "y", out=out)
+    opening = out.getvalue().split("Opening roll")[0]
+    assert max(len(line) for line in opening.splitlines()) <= 79 and "Black moves 12 -> 1" in " ".join(opening.split())
