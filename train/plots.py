@@ -74,12 +74,34 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
                 draw.line([(x, xy(0, min(hi, 1))[1]), (x, xy(0, max(lo, 0))[1])], fill=color, width=1)
         if len(line) > 1:
             draw.line(line, fill=color, width=3)
+        shape = _MARKERS[n % len(_MARKERS)]  # each line its own marker: told apart without colour
         for x, y in line:
-            draw.ellipse([x - 4, y - 4, x + 4, y + 4], fill=color)
+            _marker(draw, x, y, shape, color)
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
+        _marker(draw, w - right + 30, ly, shape, color)
         draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
     return _save_png(img, out_png)
+
+
+_MARKERS = ("circle", "square", "triangle", "diamond")
+
+
+def _marker(draw: Any, x: float, y: float, shape: str, color: Any, r: float = 5) -> None:
+    """One data point's marker, centred on (x, y)."""
+    if shape == "square":
+        draw.rectangle([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color)
+    elif shape == "triangle":
+        draw.polygon([(x, y - r - 1), (x - r, y + r - 1), (x + r, y + r - 1)], fill=color)
+    elif shape == "diamond":
+        draw.polygon([(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)], fill=color)
+    else:
+        draw.ellipse([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color)
+
+
+def _short(name: str, most: int = 24) -> str:
+    """A label of at most ``most`` characters: a long path keeps its end, marked as cut."""
+    return name if len(name) <= most else "..." + name[-(most - 3):]
 
 
 def _canvas(w: int, h: int, size: int, small_size: int) -> tuple[Any, Any, Any, Any]:
@@ -154,7 +176,7 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         for end, is_open in zip(ends, (bound == "<=", bound == ">="), strict=True):
             if not is_open:
                 draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
-        draw.text((left - 10, y), str(r["player"])[-24:], fill="black", font=font, anchor="rm")
+        draw.text((left - 10, y), _short(str(r["player"])), fill="black", font=font, anchor="rm")
         # The value goes past the interval's end, so the error bar never covers it.
         draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + f"{value:+.0f}",
                   fill="black", font=font, anchor="lm")

@@ -424,3 +424,19 @@ def test_eval_records_go_to_standard_output_through_dev_stdout(tmp_path):
     lines = out.stdout.splitlines()
     assert [json.loads(line)["game"] for line in lines[:2]] == [0, 1] and json.loads(lines[-1])["games"] == 2
     assert link.is_symlink()  # not replaced by a file
+
+
+def test_curves_differ_by_marker_not_only_by_colour_and_long_names_show_their_cut():
+    from PIL import Image, ImageDraw
+
+    from train.plots import _MARKERS, _marker, _short
+
+    shapes = []
+    for shape in _MARKERS:
+        img = Image.new("1", (20, 20), 0)
+        _marker(ImageDraw.Draw(img), 10, 10, shape, 1)
+        shapes.append(img.tobytes())
+    assert len(set(shapes)) == len(_MARKERS) == 4  # one shape per curve, in one colour each
+    assert _short("heuristic") == "heuristic"
+    cut = _short("/home/someone/experiments/runs/quick-12")
+    assert cut.startswith("...") and cut.endswith("runs/quick-12") and len(cut) == 24
