@@ -9,7 +9,7 @@ import numpy as np
 from .core import OFF_MOVER, OFF_OPPONENT, pip_counts
 from .notation import Color, format_npn, parse_npn
 
-__all__ = ["board_text"]
+__all__ = ["board_text", "board_words"]
 
 
 def _cell(v: int) -> str:
@@ -49,6 +49,25 @@ def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None
         turn if caption is None else f" {caption}",
     ]
     return "\n".join(lines)
+
+
+def board_words(state: np.ndarray, side: Color, dice: Sequence[int] | None = None) -> str:
+    """The position as a sentence per side, for a screen reader: where each side's checkers
+    stand (common point numbers, low to high), how many are off, and the pip counts."""
+    npn = format_npn(state, side)
+    common = [int(x) for x in npn.split(":")[0].split(",")]
+    side = Color(side)
+    offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
+    pips = pip_counts(np.asarray(state)[None])[0].tolist()
+    if side != Color.WHITE:
+        offs, pips = offs[::-1], pips[::-1]
+    parts = []
+    for name, sign, off, pip in (("White", 1, offs[0], pips[0]), ("Black", -1, offs[1], pips[1])):
+        where = ", ".join(f"{sign * v} on {p}" for p, v in enumerate(common, 1) if sign * v > 0)
+        parts.append(f"{name}: {where or 'no checkers on the board'}; {off} off; {pip} pips.")
+    turn = f"{'White' if side == Color.WHITE else 'Black'} to move" + (
+        f", dice {dice[0]}-{dice[1]}." if dice is not None else ".")
+    return " ".join([*parts, turn])
 
 
 def npn_board_text(npn: str, dice: Sequence[int] | None = None) -> str:

@@ -46,7 +46,7 @@ from nardy_env import (
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, choose_indices, player_name
-from nardy_env.render import board_text
+from nardy_env.render import board_text, board_words
 from nardy_env.rules import DEFAULT_RULES, as_rules
 from train.moves import format_move_sequence, legal_plays
 
@@ -69,8 +69,8 @@ def help_text(side: Color) -> str:
         f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way), "
         "or the number of a play from the list.",
         ROUTES[side],
-        "Commands: list (the plays again), hint (the opponent's ranking of your plays), npn (the position, "
-        "for nardy hint), resign, quit, help. After choosing, confirm with y (or Enter), undo, or type "
+        "Commands: list (the plays again), hint (the opponent's ranking of your plays), read (the position "
+        "in words, for a screen reader), npn (the position, for nardy hint), resign, quit, help. After choosing, confirm with y (or Enter), undo, or type "
         "another play."))
 
 
@@ -300,7 +300,7 @@ class _Session:
             text = (pending if pending is not None else self.ask(f"your play ({roll})> ")).lower().rstrip(".")
             pending = None
             text = unicodedata.normalize("NFKC", text)
-            if text in ("", "help", "?", "list", "hint", "npn", "position"):
+            if text in ("", "help", "?", "list", "hint", "npn", "position", "read"):
                 self.command(text, side, npn, dice, plays)
                 continue
             if text == "undo":
@@ -353,7 +353,7 @@ class _Session:
                     continue
                 if answer in ("undo", "u", "n", "no", "н", "нет") or _is_choice(answer):
                     break
-                if answer in ("list", "hint", "npn", "position", "help", "?"):
+                if answer in ("list", "hint", "npn", "position", "read", "help", "?"):
                     self.command(answer, side, npn, dice, plays)
                     continue
                 self.say("Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit.")
@@ -364,13 +364,15 @@ class _Session:
             pending = answer  # another play or list number: chosen instead, at the play prompt
 
     def command(self, text: str, side: Color, npn: str, dice: np.ndarray, plays: list[dict]) -> None:
-        """help, list, hint or npn, at either prompt."""
+        """help, list, hint, read or npn, at either prompt."""
         if text in ("", "help", "?"):
             self.say(help_text(side))
         elif text == "list":
             self.list_plays(plays)
         elif text == "hint":
             self.hint(npn, dice, plays)
+        elif text == "read":
+            self.say(board_words(*parse_npn(npn), dice.tolist()))
         else:
             self.say(f"{npn}  (dice {dice[0]}-{dice[1]}; for nardy hint or nardy moves)")
 

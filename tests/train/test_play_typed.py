@@ -329,3 +329,19 @@ def test_the_help_and_the_opening_lines_fit_an_80_column_terminal(monkeypatch):
                  else "y", out=out)
     opening = out.getvalue().split("Opening roll")[0]
     assert max(len(line) for line in opening.splitlines()) <= 79 and "Black moves 12 -> 1" in " ".join(opening.split())
+
+
+def test_read_says_the_position_in_words_for_a_screen_reader():
+    from nardy_env.render import board_words
+
+    bear_off = "7,4,2,0,0,0,0,0,0,0,0,0,-8,-3,0,0,0,0,0,0,0,0,0,0:2,4:w"  # README's picture
+    state, side = parse_npn(bear_off)
+    assert board_words(state, side, [2, 6]) == (
+        "White: 7 on 1, 4 on 2, 2 on 3; 2 off; 21 pips. Black: 8 on 13, 3 on 14; 4 off; 14 pips. "
+        "White to move, dice 2-6.")
+    # The same position seen from black's side reads the same.
+    assert board_words(flip(state[None])[0], Color.BLACK).startswith("White: 7 on 1, 4 on 2, 2 on 3; 2 off; 21 pips.")
+    out = io.StringIO()
+    answers = iter(["read", "quit", "y"])
+    play_session(RandomPlayer(), Color.WHITE, seed=1, games=1, read=lambda prompt: next(answers), out=out)
+    assert "White: 15 on 24; 0 off; 360 pips." in out.getvalue()
