@@ -69,6 +69,7 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace("-15", "-14", 1), "black off"),
     (START_NPN[:-1] + "x", "side to move"),
     (START_NPN[:-1] + "white", "side to move"),
+    (START_NPN[:-1] + "W", "side to move"),  # FORMATS.md: w or b, lower case
     # Integers only as every language reads them: no sign, separators or non-ASCII digits.
     (START_NPN.replace(",15:", ",+15:"), "point 24"),
     (START_NPN.replace(",15:", ",1_5:"), "point 24"),

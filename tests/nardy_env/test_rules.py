@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nardy_env import START_NPN, Rules, flip, initial_states, outcome, parse_npn
+from nardy_env.core import legal_continuations
 from nardy_env.game import opening_roll
 from tests.helpers import board, npn, off, plays, results
 
@@ -201,6 +202,52 @@ def test_block_rule_home_variant_needs_an_opponent_checker_in_its_home():
     assert any(_holds_block(r) for r in results(in_home, 3, 5, home))
 
 
+def test_block_rule_home_variant_counts_both_ends_of_the_opponents_home():
+    home = Rules(block_rule="home")
+    white = {24: 9, 15: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}  # 15/10 completes 10-5
+    for point, legal in ((13, True), (18, True), (19, False)):  # black personal 1, 6 (home), 7 (not)
+        pos = npn(white, {12: 14, point: 1})
+        assert any(_holds_block(r) for r in results(pos, 5, 3, home)) == legal, point
+
+
+def test_block_touching_the_opponents_head_point_is_a_block():
+    # White holds common 8-12 (black personal 20-24: up to black's head point) and 13; taking 7
+    # makes a six-run 7-12 along black's route. Under "home" with no black checker home: illegal.
+    pos = "0,-3,-3,-3,-3,-3,0,1,1,1,1,1,1,0,9,0,0,0,0,0,0,0,0,0:0,0:w"
+    res = results(pos, 6, 1, Rules(block_rule="home"))
+    assert len(res) == 13 and not any(all(board(r).get(p, 0) > 0 for p in range(7, 13)) for r in res)
+
+
+def test_a_block_in_the_opponents_home_needs_a_checker_past_it():
+    # Common 13-18 is black's home (personal 1-6): a block there has no black checker past it.
+    pos = npn({13: 2, 14: 2, 15: 2, 16: 2, 17: 2, 24: 5}, {12: 15})
+    res = results(pos, 6, 5)
+    assert res and not any(all(board(r).get(p, 0) > 0 for p in range(13, 19)) for r in res)
+    # One step further from black's end, with a black checker on 13 (personal 1) past it: legal.
+    pos = npn({14: 2, 15: 2, 16: 2, 17: 2, 18: 2, 24: 5}, {12: 14, 13: 1})
+    assert any(all(board(r).get(p, 0) > 0 for p in range(14, 20)) for r in results(pos, 5, 6))
+
+
+def test_a_run_of_seven_or_more_is_a_block_too():
+    # 13-15 and 17-19 held: filling 16 makes a run of seven with no black checker past it.
+    pos = npn({13: 2, 14: 2, 15: 2, 17: 2, 18: 2, 19: 2, 24: 3}, {12: 15})
+    res = results(pos, 6, 2)
+    assert len(res) == 30 and not any(all(board(r).get(p, 0) > 0 for p in range(13, 20)) for r in res)
+
+
+def test_a_forbidden_block_already_standing_must_be_broken():
+    # A typed position (it cannot arise in play): white already holds 13-18 with no black checker
+    # past it. docs/rules.md's reading: only moves that leave no forbidden block standing are legal.
+    pos = npn({13: 1, 14: 2, 15: 2, 16: 2, 17: 2, 18: 2, 24: 4}, {12: 15})
+    out = plays(pos, 6, 5)
+    assert out and all(p["moves"][0][0] == 13 for p in out)  # only 13/7 or 13/8 breaks it
+    assert not any(all(board(p["result"]).get(q, 0) > 0 for q in range(13, 19)) for p in out)
+    assert all(len(p["moves"]) == 2 for p in out)
+    # With two checkers on every point of it no single move breaks it: the turn passes.
+    stuck = npn({13: 2, 14: 2, 15: 2, 16: 2, 17: 2, 18: 2, 24: 3}, {12: 15})
+    assert [p["moves"] for p in plays(stuck, 6, 5)] == [[]]
+
+
 # --- Using the dice -----------------------------------------------------------
 
 # White: 14 checkers on 1 (cannot move: not all home), one checker on 20.
@@ -275,6 +322,9 @@ def test_checker_entering_home_with_first_die_bears_off_with_second():
     pos = npn({8: 1, 1: 14}, {12: 15})
     out = plays(pos, 2, 6)
     assert len(out) == 1 and off(out[0]["result"])[0] == 1 and board(out[0]["result"]) == {1: 14, 12: -15}
+    # Entering on 6 itself (the home's far edge), the other way round blocked by black on 3.
+    out = plays(npn({9: 1, 1: 14}, {3: 1, 12: 14}), 3, 6)
+    assert [p["moves"] for p in out] == [[[9, 6], [6, 0]]] and off(out[0]["result"])[0] == 1
 
 
 def test_lone_last_checker_moves_inside_home_when_it_cannot_bear_off():
@@ -287,6 +337,10 @@ def test_moving_inside_home_instead_of_bearing_off_is_allowed():
     pos = npn({6: 1, 5: 1}, {12: 15}, off=(13, 0))
     res = results(pos, 6, 1)
     assert sorted(board(r).get(5, 0) + board(r).get(4, 0) * 10 for r in res) == [1, 10]
+    # One die of 2 with checkers on 4 and 2: bearing off 2 exactly, or 4/2 inside home.
+    state = parse_npn(npn({4: 1, 2: 1}, {12: 15}, off=(13, 0)))[0]
+    one = legal_continuations(state[None], np.array([[2, 2]]), np.array([1]), np.array([0]), np.array([1]))
+    assert sorted(one.moves[:, 0].tolist()) == [[2, 0], [4, 2]]
 
 
 def test_bearing_off_the_last_checker_ends_the_game_leaving_dice_unused():
@@ -306,6 +360,13 @@ def test_mars_when_loser_has_borne_off_none_and_oin_otherwise():
     going, _ = parse_npn(START_NPN)
     assert outcome(np.stack([mars, oin, going])).tolist() == [-2, -1, 0]
     assert outcome(flip(np.stack([mars, oin]))).tolist() == [2, 1]
+
+
+def test_no_koks_a_loser_still_in_the_winners_home_loses_a_mars_only():
+    # Backgammon's triple game does not exist: a black checker left in white's home changes nothing.
+    koks, _ = parse_npn(npn({}, {12: 14, 3: 1}, off=(15, 0), side="b"))
+    home_oin, _ = parse_npn(npn({}, {12: 13, 3: 1}, off=(15, 1), side="b"))
+    assert outcome(np.stack([koks, home_oin])).tolist() == [-2, -1]
 
 
 # --- Starting the game --------------------------------------------------------
