@@ -214,6 +214,79 @@ def _check_not_over(states: np.ndarray) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Where numba keeps the compiled core.
+#
+# numba caches compiled code beside this file (``__pycache__``) or in the
+# user's cache folder (``NUMBA_CACHE_DIR``, else ``~/.cache``), whichever it can
+# write; with neither (a read-only install run by a user without a writable
+# home, as in many containers) ``cache=True`` raises at import. Then the cache
+# goes to a per-user folder in the temp dir, and failing that, nothing is cached
+# (every process compiles, about 8 s). A warning says which.
+
+
+def _cache_probe():  # pragma: no cover - never called; numba places its cache by this file
+    return 0
+
+
+def _numba_cache() -> bool:
+    """Whether the core's functions may be compiled with ``cache=True`` (see above)."""
+    import tempfile
+    import warnings
+
+    try:
+        nb.njit(cache=True)(_cache_probe)
+        return True
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        pass
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+        nb.config.CACHE_DIR = folder  # type: ignore[attr-defined]
+        nb.njit(cache=True)(_cache_probe)
+    except (OSError, RuntimeError):
+        nb.config.CACHE_DIR = ""  # type: ignore[attr-defined]
+        warnings.warn("numba can write its cache neither beside nardy_env nor in a user or temp folder: the "
+                      "rules core is compiled in every process (about 8 s); set NUMBA_CACHE_DIR to a writable "
+                      "folder", RuntimeWarning, stacklevel=3)
+        return False
+    warnings.warn(f"numba cannot write its cache beside nardy_env or in the home folder; the compiled rules "
+                  f"core is kept in {folder} (set NUMBA_CACHE_DIR to choose)", RuntimeWarning, stacklevel=3)
+    return True
+
+
+_CACHE = _numba_cache()
+
+
+def _from_numba_cache(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while numba read or wrote its cache (a damaged file: an
+    unpickling or value error; a full disk: an OSError)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace(os.sep, "/")
+        if name.endswith(("numba/core/caching.py", "numba/core/serialize.py")):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _without_cache(exc: BaseException) -> None:
+    """Stop using numba's cache in this process, after it failed to load or save (a damaged file, a
+    full disk), saying where it is."""
+    import warnings
+
+    from numba.core.caching import NullCache
+
+    where = getattr(getattr(_generate, "_cache", None), "_cache_path", "numba's cache folder")
+    warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
+                  f"{exc}); compiling without it. Delete {where} if it is damaged.", RuntimeWarning, stacklevel=4)
+    for value in list(globals().values()):
+        if isinstance(value, nb.core.registry.CPUDispatcher):
+            value._cache = NullCache()  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------
 # Compiled move generation.
 #
 # A state in the search is the working board plus three uint64 keys that pack
@@ -223,12 +296,12 @@ def _check_not_over(states: np.ndarray) -> None:
 # single-die move updates them in O(1).
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=_CACHE, inline="always")
 def _shift(i):
     return 5 * (11 - i) if i < HALF else 5 * (23 - i)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _pack(board):
     k0 = np.uint64(0)
     k1 = np.uint64(0)
@@ -239,7 +312,7 @@ def _pack(board):
     return k0, k1, k2
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _unpack(k0, k1, k2, out):
     for i in range(HALF):
         out[i] = np.int8(np.int64((k0 >> np.uint64(_shift(i))) & np.uint64(31)) - 15)
@@ -248,7 +321,7 @@ def _unpack(k0, k1, k2, out):
     out[OFF_OPPONENT] = np.int8(np.int64(k2 & np.uint64(15)))
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=_CACHE, inline="always")
 def _hash(k0, k1, k2, tag):
     h = k0 * np.uint64(0x9E3779B97F4A7C15)
     h ^= k1 + np.uint64(0x632BE59BD9B4E019) + (h << np.uint64(6)) + (h >> np.uint64(2))
@@ -257,7 +330,7 @@ def _hash(k0, k1, k2, tag):
     return h
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _table_find_or_insert(tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, tag, val):
     """Index of the entry for (keys, tag); inserts it with ``val`` if absent.
 
@@ -279,7 +352,7 @@ def _table_find_or_insert(tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, 
         slot = (slot + 1) & (_TABLE_SIZE - 1)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=_CACHE, inline="always")
 def _block_illegal(board, j, threshold):
     """True if the mover's run of held points through index ``j`` is a forbidden block.
 
@@ -298,7 +371,7 @@ def _block_illegal(board, j, threshold):
     return hi - lo + 1 >= 6 and lo <= threshold
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _block_threshold(board, block_home):
     """The r at or below which a six-block's front end makes it illegal (see _block_illegal)."""
     if board[OFF_OPPONENT] > 0:
@@ -314,7 +387,7 @@ def _block_threshold(board, block_home):
     return -1
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _holds_illegal_block(board, threshold):
     """True if any run of six or more of the mover's points is a forbidden block."""
     run = 0
@@ -328,7 +401,7 @@ def _holds_illegal_block(board, threshold):
     return False
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=_CACHE, inline="always")
 def _next_move(board, start, d, heads, head_limit, outside, threshold, whole_board):
     """Highest source index <= ``start`` from which die ``d`` is a legal single move, or -1.
 
@@ -377,7 +450,7 @@ def _next_move(board, start, d, heads, head_limit, outside, threshold, whole_boa
     return -1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=_CACHE, inline="always")
 def _move(board, i, j, sign, k0, k1, k2, outside, heads):
     """Make (sign=1) or take back (sign=-1) the move i -> j (j < 0: bear off)."""
     k_i = np.uint64(1) << np.uint64(_shift(i))
@@ -418,7 +491,7 @@ def _move(board, i, j, sign, k0, k1, k2, outside, heads):
     return k0, k1, k2, outside, heads
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _search(
     board, a, b, ndice, heads0, head_limit, block_home,
     tk0, tk1, tk2, ttag, tstamp, tval, stamp,
@@ -533,7 +606,7 @@ def _search(
     return nres
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=_CACHE)
 def _select_and_sort(nres, double, ndice, a, b, rk0, rk1, rk2, rdepth, rdie, order):
     """Apply the maximum-dice and larger-die rules; write the kept results, sorted, to ``order``."""
     best = 0
@@ -573,7 +646,7 @@ def _select_and_sort(nres, double, ndice, a, b, rk0, rk1, rk2, rdepth, rdie, ord
     return n
 
 
-@nb.njit(cache=True, nogil=True)
+@nb.njit(cache=_CACHE, nogil=True)
 def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity):
     """Afterstates of every position; grows the output when ``capacity`` is too small."""
     nb_pos = states.shape[0]
@@ -821,7 +894,14 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))
 
     def part(lo: int, hi: int) -> Afterstates:
-        return Afterstates(*_generate(states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi],
-                                      head_limit[lo:hi], rules.block_home, max(64, 16 * (hi - lo))))
+        args = (states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi], head_limit[lo:hi], rules.block_home,
+                max(64, 16 * (hi - lo)))
+        try:
+            return Afterstates(*_generate(*args))
+        except Exception as exc:
+            if not _from_numba_cache(exc):
+                raise
+            _without_cache(exc)
+            return Afterstates(*_generate(*args))
 
     return split_over_threads(batch, threads, part)

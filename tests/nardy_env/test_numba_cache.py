@@ -1,0 +1,70 @@
+"""The rules core works wherever numba cannot keep its cache, or finds it damaged.
+
+Each case compiles the core afresh in a subprocess (about 8 s each), so these are slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = """
+import sys, warnings
+from numba.core import caching
+case = sys.argv[1]
+if case in ("read-only", "nowhere"):  # a read-only install, no writable home: no locator works
+    for cls in (caching.InTreeCacheLocator, caching.UserWideCacheLocator):
+        cls.from_function = classmethod(lambda cls, function, path: None)
+if case == "nowhere":
+    import tempfile
+    tempfile.gettempdir = lambda: "/proc/nowhere"
+if case == "disk-full":
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+    caching.IndexDataCacheFile.save = full
+warnings.simplefilter("always")
+import numpy as np
+from nardy_env import initial_states, legal_afterstates
+print(legal_afterstates(initial_states(2), np.array([[6, 5], [3, 3]])).counts().tolist())
+"""
+
+
+def _run(case: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "case.py"
+    script.write_text(SCRIPT)
+    clean = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    return subprocess.run([sys.executable, str(script), case], capture_output=True, text=True, timeout=300,
+                          env={**clean, "TMPDIR": str(tmp_path), **env})
+
+
+def test_without_a_writable_cache_location_the_cache_goes_to_the_temp_folder_and_survives_damage(tmp_path):
+    out = _run("read-only", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 2]"
+    folder = next(tmp_path.glob("nardy-numba-cache-*"))
+    assert f"the compiled rules core is kept in {folder}" in out.stderr
+    indexes = list(folder.rglob("*.nbi"))
+    assert indexes  # the cache was written there
+    for index in indexes:  # damaged: cut short
+        index.write_bytes(index.read_bytes()[:10])
+    out = _run("read-only", tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "[1, 2]", out.stderr
+    assert "could not be read from or written to numba's cache" in out.stderr and "Delete " in out.stderr
+
+
+def test_with_nowhere_to_write_the_core_is_compiled_without_a_cache(tmp_path):
+    out = _run("nowhere", tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == "[1, 2]", out.stderr
+    assert "compiled in every process" in out.stderr and "NUMBA_CACHE_DIR" in out.stderr
+
+
+def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):
+    out = _run("disk-full", tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    assert out.returncode == 0 and out.stdout.strip() == "[1, 2]", out.stderr
+    assert "OSError: [Errno 28] No space left on device" in out.stderr and "compiling without it" in out.stderr
