@@ -200,7 +200,9 @@ def validate_states(states: np.ndarray) -> np.ndarray:
                 f"state {i}: the {name} has {int(total[i])} checkers on board plus off, "
                 f"not {NUM_CHECKERS}"
             )
-    return arr.astype(np.int8, copy=False)
+    # One memory layout for the compiled code: a strided or Fortran-order array would compile
+    # another version of it (seconds) instead of running the cached one.
+    return np.ascontiguousarray(arr, dtype=np.int8)
 
 
 def _check_not_over(states: np.ndarray) -> None:
@@ -725,7 +727,7 @@ def _check_dice(dice: np.ndarray, batch: int) -> np.ndarray:
         raise StateError(f"dice must be integers 1..6, got {arr.dtype} values {arr[:1].tolist()}")
     if (arr < 1).any() or (arr > 6).any():
         raise StateError(f"dice must be integers 1..6, got {arr[((arr < 1) | (arr > 6)).any(axis=1)][:1].tolist()}")
-    return arr.astype(np.int64, copy=False)
+    return np.ascontiguousarray(arr, dtype=np.int64)  # as validate_states: one layout, no new compile
 
 
 _MIN_CHUNK = 256  # below this many positions a thread costs more than it saves

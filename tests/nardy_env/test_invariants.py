@@ -180,3 +180,18 @@ def test_continuing_a_non_double_never_grants_the_head_exception():
         legal_continuations(after, [3, 3], [1, 1], 1, 1)
     with pytest.raises(StateError, match="dice must be integers 1..6"):
         turn_head_limit(start, np.array([[-1, -1]]))
+
+
+def test_strided_and_fortran_order_inputs_run_the_compiled_core_already_there():
+    from nardy_env import core
+
+    states = initial_states(16)
+    dice = np.tile([[6, 5], [3, 3]], (8, 1))
+    want = legal_afterstates(states, dice)
+    compiled = len(core._generate.signatures)
+    for s, d in ((states[::2], dice[::2]), (np.asfortranarray(states), np.asfortranarray(dice)),
+                 (states, np.ascontiguousarray(np.tile(dice, 2))[:, ::2])):
+        got = legal_afterstates(s, d)
+        assert got.counts().sum() > 0
+    assert len(core._generate.signatures) == compiled  # no second compiled version (seconds each)
+    assert np.array_equal(legal_afterstates(np.asfortranarray(states), dice).states, want.states)
