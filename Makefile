@@ -53,3 +53,4 @@ test: lint
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+	rm -f nardy_env/__pycache__/*.nbi nardy_env/__pycache__/*.nbc  # numba's cache: a file per function and line, never pruned
