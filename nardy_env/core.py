@@ -26,6 +26,7 @@ is no hidden RNG and no I/O. The inner loops are compiled with numba.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +55,7 @@ __all__ = [
     "legal_continuations",
     "turn_head_limit",
     "available_cpus",
+    "cgroup_cpu_quota",
     "outcome",
     "pip_counts",
     "validate_states",
@@ -772,11 +774,41 @@ def is_whole(value: Any, at_least: int = 0) -> bool:
 
 
 def available_cpus() -> int:
-    """CPUs this process may run on."""
+    """CPUs this process may use: those it may run on, and no more than its cgroup's CPU quota
+    (a container started with ``--cpus=2`` sees every CPU of the host, but may use two)."""
     try:
-        return len(os.sched_getaffinity(0))
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    return cpus if quota is None else max(1, min(cpus, quota))
+
+
+@functools.cache
+def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """The CPU quota of this process's cgroup in whole CPUs, rounded up, or None without one
+    (cgroup v2's ``cpu.max``, else v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``)."""
+    def read(name: str) -> str | None:
+        try:
+            with open(os.path.join(root, name), encoding="ascii") as fh:
+                return fh.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    fields = (read("cpu.max") or "").split()
+    if len(fields) == 2:
+        quota, period = fields
+        return None if quota == "max" or not (quota.isdigit() and period.isdigit()) or int(period) == 0 \
+            else max(1, -(-int(quota) // int(period)))
+    for folder in ("cpu", "cpu,cpuacct"):
+        quota_us, period_us = read(f"{folder}/cpu.cfs_quota_us"), read(f"{folder}/cpu.cfs_period_us")
+        if quota_us is not None and period_us is not None:
+            try:
+                q, p = int(quota_us), int(period_us)
+            except ValueError:
+                return None
+            return max(1, -(-q // p)) if q > 0 and p > 0 else None
+    return None
 
 
 

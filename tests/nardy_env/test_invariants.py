@@ -195,3 +195,23 @@ def test_strided_and_fortran_order_inputs_run_the_compiled_core_already_there():
         assert got.counts().sum() > 0
     assert len(core._generate.signatures) == compiled  # no second compiled version (seconds each)
     assert np.array_equal(legal_afterstates(np.asfortranarray(states), dice).states, want.states)
+
+
+def test_a_cgroup_cpu_quota_caps_the_cpus_the_core_uses(tmp_path, monkeypatch):
+    from nardy_env import core
+
+    def quota(files: dict[str, str]) -> int | None:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        root.mkdir()
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        return core.cgroup_cpu_quota(str(root))
+
+    assert quota({"cpu.max": "200000 100000\n"}) == 2  # docker --cpus=2, cgroup v2
+    assert quota({"cpu.max": "150000 100000\n"}) == 2  # 1.5 CPUs: rounded up
+    assert quota({"cpu.max": "max 100000\n"}) is None and quota({}) is None
+    assert quota({"cpu/cpu.cfs_quota_us": "100000", "cpu/cpu.cfs_period_us": "100000"}) == 1  # cgroup v1
+    assert quota({"cpu,cpuacct/cpu.cfs_quota_us": "-1", "cpu,cpuacct/cpu.cfs_period_us": "100000"}) is None
+    monkeypatch.setattr(core, "cgroup_cpu_quota", lambda: 1)
+    assert core.available_cpus() == 1
