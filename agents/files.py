@@ -68,7 +68,7 @@ def _umask() -> int:
     """The process umask, read without changing it where the system allows (os.umask can only
     be read by setting it, which races with other threads creating files)."""
     try:
-        with open("/proc/self/status") as fh:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
             for line in fh:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)

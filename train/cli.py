@@ -727,7 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     moves.add_argument("position", nargs="?", help="position as an NPN string")
     moves.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
     moves.add_argument("--jsonl", action="store_true",
-                       help="read JSON lines from stdin, write JSON lines (FORMATS.md)")
+                       help="read JSON lines from stdin, write JSON lines (docs/formats.md)")
     moves.add_argument("--rules", help='rule variants as JSON, e.g. \'{"block_rule": "home"}\'')
     moves.set_defaults(func=_cmd_moves)
 
@@ -780,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--ply", type=_PLY, default=None, help="search depth (0 = the network alone)")
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
-    hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (FORMATS.md)")
+    hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
     hint.add_argument("--rules", help="rule variants as JSON (default: those the player was trained under)")
     hint.set_defaults(func=_cmd_hint)
 
@@ -825,7 +825,7 @@ def build_parser() -> argparse.ArgumentParser:
     from train.export import add_export_arguments, cmd_export
 
     ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
-                        description="Write DIR/policy.onnx and DIR/policy.json (FORMATS.md, docs/policy.md), "
+                        description="Write DIR/policy.onnx and DIR/policy.json (docs/formats.md, docs/policy.md), "
                                     "verified against torch.")
     add_export_arguments(ex)
     ex.set_defaults(func=cmd_export)
