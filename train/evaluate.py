@@ -344,6 +344,9 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             import multiprocessing as mp
 
             ctx = mp.get_context("spawn")  # numba and torch threads do not survive fork
+            # The core compiled here first: on a cold numba cache the workers then load it
+            # instead of each compiling it at once (seconds each, all competing for the CPUs).
+            legal_afterstates(initial_states(1), np.array([[6, 5]]), rules)
             results: dict[int, dict[str, np.ndarray]] = {}
             pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
             try:

@@ -427,3 +427,25 @@ def test_a_script_without_the_main_guard_is_told_why_its_workers_failed(tmp_path
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: a worker process of the match died or could not start"), last
     assert "if __name__ == \"__main__\":" in last and "workers=1" in last
+
+
+def test_the_core_is_compiled_before_the_worker_processes_start(monkeypatch):
+    import train.evaluate
+
+    events = []
+    real = train.evaluate.legal_afterstates
+
+    def core(*args, **kwargs):
+        events.append("core")
+        return real(*args, **kwargs)
+
+    class NoPool:
+        def __init__(self, *args, **kwargs):
+            events.append("pool")
+            raise RuntimeError("stop here")
+
+    monkeypatch.setattr(train.evaluate, "legal_afterstates", core)
+    monkeypatch.setattr(train.evaluate, "ProcessPoolExecutor", NoPool)
+    with pytest.raises(RuntimeError, match="stop here"):
+        evaluate("race", "random", 8, workers=2, chunk_pairs=1)
+    assert events == ["core", "pool"]  # workers then load the cache instead of compiling at once
