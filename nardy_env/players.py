@@ -187,6 +187,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(getattr(spec, "choose", None)):
             own = getattr(spec, "rules", None)
+            if rules is not None and isinstance(own, Rules) and own != rules and getattr(spec, "lists_moves", False):
+                raise ValueError(f"{player_name(spec, type(spec).__name__)} lists its checker moves under rules "
+                                 f"{own.to_json()}, but the game is played under {rules.to_json()}: make it "
+                                 "with rules= the game's")
             searches = bool(getattr(spec, "ply", 0))
             if rules is not None and isinstance(own, Rules) and own != rules and searches:
                 warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core import HEAD_INDEX, NUM_CHECKERS, OFF_MOVER, Afterstates
+from ..players import _accepts
 from ..rules import DEFAULT_RULES, RulesLike, as_rules
 from .checker import (
     NUM_CHECKER_ACTIONS,
@@ -41,10 +42,16 @@ class CheckerPolicy:
     positions of a batch still choosing go to the policy in one call, move
     after move. A turn with only one result (a pass, a forced play) is played
     without asking. ``rules``: those of the games it plays (they decide the
-    masks). Needs each position's dice: callers pass them through
+    masks; a game under other rules is refused when the player is loaded for
+    it). Needs each position's dice: callers pass them through
     ``nardy_env.players.choose_indices`` (evaluation, the env's ``opponent=``
-    and ``nardy play`` do).
+    and ``nardy play`` do). A policy that samples should draw from the
+    generator it is given as ``rng=`` (when it takes that keyword): the
+    match's or the env's, so that its games follow the seed.
     """
+
+    lists_moves = True
+    """Its moves are listed under its ``rules``: ``load_player`` refuses it for a game under others."""
 
     def __init__(self, policy: Callable[[np.ndarray, np.ndarray], Any], obs_mode: str = "raw",
                  rules: RulesLike = DEFAULT_RULES, name: str | None = None) -> None:
@@ -57,6 +64,7 @@ class CheckerPolicy:
         self.rules = as_rules(rules)
         self.name = name or getattr(policy, "__name__", None) or "checker-policy"
         self.calls = 0  # policy calls made, for cost reports
+        self._takes_rng = _accepts(policy, "rng")
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
@@ -82,8 +90,9 @@ class CheckerPolicy:
             if stuck.any():
                 raise ValueError(f"{self.name}: no checker move leads to a legal play of position "
                                  f"{int(active[stuck][0])}: does the game use other rules than the player's "
-                                 f"({self.rules.to_json()})?")
-            actions = self._ask(observe(state[active], left[active], heads[active], self.obs_mode), options.mask)
+                                 f"({self.rules.to_json()})? Make the CheckerPolicy with rules= the game's")
+            actions = self._ask(observe(state[active], left[active], heads[active], self.obs_mode), options.mask,
+                                rng)
             rows = np.arange(active.size)
             state[active] = options.results[rows, actions]
             moving = actions != PASS_ACTION
@@ -97,9 +106,14 @@ class CheckerPolicy:
             active = active[~complete]
         return picks
 
-    def _ask(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    def _ask(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         self.calls += 1
-        raw = np.asarray(self.policy(observations, masks.copy()))
+        try:
+            raw = np.asarray(self.policy(observations, masks.copy(), **({"rng": rng} if self._takes_rng else {})))
+        except Exception as exc:
+            exc.add_note(f"({self.name} was given observations of shape {list(observations.shape)}, "
+                         f"obs_mode={self.obs_mode!r}, and masks of shape {list(masks.shape)})")
+            raise
         if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
             raise ValueError(f"{self.name} returned {raw.dtype} actions {raw.ravel()[:3].tolist()}: the policy "
                              f"returns integer checker actions 0..{NUM_CHECKER_ACTIONS - 1}, one per observation")

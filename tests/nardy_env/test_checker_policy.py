@@ -141,3 +141,43 @@ def test_a_checker_policy_named_as_file_py_name_plays_on_the_command_line(tmp_pa
               stdin="1\ny\n" * 3 + "quit\ny\n")
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
     assert "ppo" in out.stdout
+
+
+def test_a_sampling_policy_draws_from_the_generator_it_is_given():
+    from train.evaluate import evaluate
+
+    def sample(obs, masks, rng):
+        return np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+
+    a = evaluate(CheckerPolicy(sample, name="s"), "race", games=40, seed=4)
+    b = evaluate(CheckerPolicy(sample, name="s"), "race", games=40, seed=4)
+    assert a.summary() == b.summary() and np.array_equal(a.plies, b.plies)  # the seed decides its choices too
+
+
+def test_a_checker_policy_under_other_rules_than_the_game_is_refused_when_loaded():
+    import gymnasium as gym
+
+    from nardy_env import Rules
+    from nardy_env.players import load_player
+
+    player = CheckerPolicy(lambda o, m: m.argmax(1), rules={"head_exception": []})
+    with pytest.raises(ValueError, match=r"lists its checker moves under rules .*make it with rules= the game's"):
+        load_player(player, Rules())
+    with pytest.raises(ValueError, match="lists its checker moves under rules"):
+        gym.make("LongNardy-v0", opponent=player).reset(seed=0)
+    assert load_player(player, Rules(head_exception=())) is player
+
+
+def test_an_error_inside_the_policy_says_what_it_was_given():
+    states = np.stack([s for s, _, _ in random_game_positions(2, seed=5)][:8])
+    dice = np.full((len(states), 2), [6, 5])
+    found = legal_afterstates(states, dice)
+
+    def wants_features(obs, masks):
+        if obs.shape[1] != 211:
+            raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+        return masks.argmax(1)
+
+    with pytest.raises(RuntimeError, match="cannot be multiplied") as caught:
+        choose_indices(CheckerPolicy(wants_features), states, found, np.random.default_rng(0), dice=dice)
+    assert "obs_mode='raw'" in "".join(caught.value.__notes__) and ", 57]" in "".join(caught.value.__notes__)
