@@ -292,7 +292,7 @@ def test_actors_that_never_start_stop_the_run_with_their_cause(tmp_path, ray_clu
 
     def broken_worker():
         class SelfPlayWorker:
-            def __init__(self, *args) -> None:
+            def __init__(self, *args, **kwargs) -> None:
                 raise ModuleNotFoundError("No module named 'train.selfplay'; 'train' is not a package")
 
             def play(self, *args) -> None:
