@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +27,14 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
     """
     path = Path(path)
     if is_stream(path):
-        with open(path, "wb") as fh:
+        for stream in (sys.stdout, sys.stderr):  # the process's own output (/dev/stdout): through it
+            if _same_file(path, stream):
+                stream.flush()  # what was printed before comes first
+                write(stream.buffer)
+                stream.buffer.flush()
+                return path
+        # Appended: a /dev/fd/N a shell opened onto a file keeps what was written through it.
+        with open(path, "ab") as fh:
             write(fh)
         return path
     target = Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -53,14 +61,22 @@ def is_stream(path: str | Path) -> bool:
     ``/dev/fd/N``, which a shell's ``>(...)`` gives)."""
     name = os.path.abspath(path)
     for _ in range(40):  # the name, then each link on the way (a link to /dev/stdout is a stream too)
-        if name.startswith(("/dev/", "/proc/")) and not name.startswith("/dev/shm/"):  # shm: files in memory
-            return True
+        if name.startswith(("/dev/", "/proc/")) and not name.startswith("/dev/shm/") and os.path.exists(name):
+            return True  # (shm holds files in memory; a name there that does not exist is a typo)
         if not os.path.islink(name):
             break
         name = os.path.join(os.path.dirname(name), os.readlink(name))
     try:
         return not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:  # not there (yet), or a dangling link: a file to create
+        return False
+
+
+def _same_file(path: Path, stream: object) -> bool:
+    """Whether ``path`` names the file or pipe behind ``stream`` (sys.stdout, say)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(stream.fileno()))  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
         return False
 
 

@@ -51,8 +51,9 @@ class Player(Protocol):
         each position, the index of the chosen afterstate within that position's
         results (0 .. count - 1). ``colors`` is optional for players:
         ``choose_indices`` passes it only to a ``choose`` that accepts it, and
-        likewise ``dice`` (int64 ``[B, 2]``, the roll of each position), for
-        players that decide checker by checker (``nardy_env.envs.CheckerPolicy``).
+        ``dice`` (int64 ``[B, 2]``, the roll of each position) only to one with a
+        ``dice`` parameter, for players that decide checker by checker
+        (``nardy_env.envs.CheckerPolicy``).
         """
         ...
 
@@ -82,13 +83,14 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
-def _accepts(fn: Any, name: str) -> bool:
-    """Whether ``fn`` takes the keyword ``name`` (by name, or through ``**kwargs``)."""
+def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
+    """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return name in params or (through_kwargs and any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                                     for p in params.values()))
 
 
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
@@ -104,7 +106,9 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     extra: dict[str, np.ndarray] = {}
     if colors is not None and _accepts(player.choose, "colors"):
         extra["colors"] = np.asarray(colors)
-    if dice is not None and _accepts(player.choose, "dice"):
+    # Dice only to a choose that names them: a wrapper's **kwargs, written for colors=, may pass
+    # them on to a player that does not take them.
+    if dice is not None and _accepts(player.choose, "dice", through_kwargs=False):
         extra["dice"] = np.asarray(dice)
     picks = player.choose(states, found, rng, **extra)
     raw = np.asarray(picks)
@@ -160,7 +164,7 @@ class FunctionPlayer:
     def __init__(self, fn: Any) -> None:
         self._fn = fn
         self.name = getattr(fn, "__name__", "function")
-        self._takes = [name for name in ("colors", "dice") if _accepts(fn, name)]
+        self._takes = [name for name in ("colors", "dice") if _accepts(fn, name, through_kwargs=name == "colors")]
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:

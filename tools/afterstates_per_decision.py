@@ -32,7 +32,7 @@ def afterstates_per_decision(spec: str, games: int = 200, seed: int = 0) -> tupl
         found = legal_afterstates(states[active], dice)
         total += int(found.counts().sum())
         decisions += active.size
-        after = found.states[choose_indices(player, states[active], found, rng, colors[active])]
+        after = found.states[choose_indices(player, states[active], found, rng, colors[active], dice)]
         over = after[:, OFF_MOVER] == NUM_CHECKERS
         states[active] = flip(after)
         colors[active] ^= 1

@@ -305,7 +305,7 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
 
     from agents.files import is_stream
 
-    path = Path(name)
+    path = Path(os.path.realpath(name)) if Path(name).is_symlink() else Path(name)  # where it is written
     if path.is_dir():
         print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)
         return False

@@ -9,21 +9,20 @@ the win rate with its interval, and both sides' mars rates.
 
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
-from nardy_env.players import Player, PlayerSpec, choose_indices, code_file, load_player, player_name
+from nardy_env.players import PlayerSpec, choose_indices, code_file, load_player, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
@@ -89,10 +88,12 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
                                             or (given < 0).any())):
         raise ValueError(f"pair_ids must be a sequence of pair numbers (whole numbers, 0 or more), got {pair_ids!r}")
     pair_array = given.astype(np.int64)
-    # Names and plain functions become players here; player objects are used as they are (their
-    # rules were checked where they were loaded).
-    players = [cast(Player, p) if callable(getattr(p, "choose", None)) and not inspect.isclass(p)
-               else load_player(p, rules) for p in (player_a, player_b)]
+    # Names and plain functions become players here; player objects are used as they are, checked
+    # against the rules again quietly (their warnings came where they were loaded; what cannot
+    # play these rules at all, a CheckerPolicy under others, is refused).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        players = [load_player(p, rules) for p in (player_a, player_b)]
     n_pairs = len(pair_array)
     dice_src = _PairDice(seed, pair_array, rules)
     games = 2 * n_pairs

@@ -64,7 +64,6 @@ class CheckerPolicy:
         self.rules = as_rules(rules)
         self.name = name or getattr(policy, "__name__", None) or "checker-policy"
         self.calls = 0  # policy calls made, for cost reports
-        self._takes_rng = _accepts(policy, "rng")
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
@@ -109,7 +108,8 @@ class CheckerPolicy:
     def _ask(self, observations: np.ndarray, masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         self.calls += 1
         try:
-            raw = np.asarray(self.policy(observations, masks.copy(), **({"rng": rng} if self._takes_rng else {})))
+            given = {"rng": rng} if _accepts(self.policy, "rng") else {}  # asked each time: policy may be swapped
+            raw = np.asarray(self.policy(observations, masks.copy(), **given))
         except Exception as exc:
             exc.add_note(f"({self.name} was given observations of shape {list(observations.shape)}, "
                          f"obs_mode={self.obs_mode!r}, and masks of shape {list(masks.shape)})")

@@ -123,3 +123,4 @@ def test_a_pipe_or_a_link_to_dev_stdout_is_written_as_a_stream_not_replaced(tmp_
     link.symlink_to("/dev/stdout")
     assert is_stream(link) and is_stream("/dev/stdout") and is_stream("/dev/fd/1")
     assert not is_stream(tmp_path / "new.jsonl") and not is_stream("/dev/shm/run.pt") and not is_stream(tmp_path)
+    assert not is_stream("/dev/stdot")  # a typo names no device: not written into /dev as a stream

@@ -169,3 +169,24 @@ def test_an_agents_package_of_your_own_is_not_reported_as_missing_torch(tmp_path
     assert out.returncode != 0 and torch.__version__  # torch is installed here
     assert "torch is not installed" not in out.stderr
     assert "shadowing nardy's" in out.stderr and str(project / "agents" / "td.py") in out.stderr
+
+
+def test_a_dependency_torch_lacks_is_not_called_shadowing(tmp_path, monkeypatch):
+    import sys
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+
+    save_checkpoint(tmp_path / "net.pt", TDNetwork((8,)))
+
+    class MissingDependency:  # as if importing agents.td hit torch's missing sympy
+        def find_spec(self, name, path=None, target=None):
+            if name == "agents.td":
+                raise ModuleNotFoundError("No module named 'sympy'", name="sympy")
+            return None
+
+    monkeypatch.delitem(sys.modules, "agents.td")
+    monkeypatch.setattr(sys, "meta_path", [MissingDependency(), *sys.meta_path])
+    with pytest.raises(ModuleNotFoundError, match="No module named 'sympy'") as caught:
+        load_player(str(tmp_path / "net.pt"))
+    assert "shadowing" not in str(caught.value) and "torch is not installed" not in str(caught.value)

@@ -111,15 +111,23 @@ def test_players_and_functions_that_take_dice_get_each_positions_roll():
         return np.zeros(len(states), dtype=np.int64)
 
     class ByMethod:
-        def choose(self, states, found, rng, **given):
-            got.append(given["dice"].copy())
+        def choose(self, states, found, rng, colors=None, dice=None):
+            got.append(dice.copy())
             return np.zeros(len(states), dtype=np.int64)
 
+    from agents.bots import RaceBot
     from nardy_env.players import load_player
 
     for player in (load_player(by_function), ByMethod()):
         choose_indices(player, states, found, np.random.default_rng(0), dice=dice)
     assert len(got) == 2 and all(np.array_equal(g, dice) for g in got)
+
+    class Logged:  # a wrapper written for colors=, passing its keywords on to a bot without dice
+        def choose(self, states, found, rng, **given):
+            return RaceBot().choose(states, found, rng, **given)
+
+    picks = choose_indices(Logged(), states, found, np.random.default_rng(0), np.zeros(len(states)), dice=dice)
+    assert picks.shape == (len(states),)  # **kwargs get colours, not dice
 
 
 def test_a_checker_policy_named_as_file_py_name_plays_on_the_command_line(tmp_path):
@@ -181,3 +189,22 @@ def test_an_error_inside_the_policy_says_what_it_was_given():
     with pytest.raises(RuntimeError, match="cannot be multiplied") as caught:
         choose_indices(CheckerPolicy(wants_features), states, found, np.random.default_rng(0), dice=dice)
     assert "obs_mode='raw'" in "".join(caught.value.__notes__) and ", 57]" in "".join(caught.value.__notes__)
+
+
+def test_a_swapped_in_policy_gets_the_generator_if_it_takes_one():
+    states = np.stack([s for s, _, _ in random_game_positions(2, seed=5)][:8])
+    dice = np.full((len(states), 2), [6, 5])
+    found = legal_afterstates(states, dice)
+    player = CheckerPolicy(lambda o, m: m.argmax(1))
+    choose_indices(player, states, found, np.random.default_rng(0), dice=dice)
+    player.policy = lambda o, m, rng: np.array([rng.choice(np.flatnonzero(row)) for row in m])  # refreshed
+    a = choose_indices(player, states, found, np.random.default_rng(3), dice=dice)
+    assert np.array_equal(a, choose_indices(player, states, found, np.random.default_rng(3), dice=dice))
+
+
+def test_play_pairs_refuses_a_checker_policy_under_other_rules():
+    from train.evaluate import play_pairs
+
+    player = CheckerPolicy(lambda o, m: m.argmax(1), rules={"block_rule": "home"})
+    with pytest.raises(ValueError, match="lists its checker moves under rules"):
+        play_pairs(player, "race", [0], seed=0)

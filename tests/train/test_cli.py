@@ -440,3 +440,23 @@ def test_curves_differ_by_marker_not_only_by_colour_and_long_names_show_their_cu
     assert _short("heuristic") == "heuristic"
     cut = _short("/home/someone/experiments/runs/quick-12")
     assert cut.startswith("...") and cut.endswith("runs/quick-12") and len(cut) == 24
+
+
+def test_eval_records_through_dev_stdout_into_a_file_come_before_the_summary(tmp_path):
+    link = tmp_path / "stdout"
+    link.symlink_to("/dev/stdout")
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    with open(tmp_path / "out.jsonl", "wb") as out:  # `nardy eval ... --records /dev/stdout > out.jsonl`
+        done = subprocess.run([*cmd, "eval", "race", "heuristic", "--games", "4", "--seed", "3", "--json",
+                               "--records", str(link)], stdout=out, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert [json.loads(line)["game"] for line in lines[:4]] == [0, 1, 2, 3]
+    assert json.loads(lines[-1])["games"] == 4 and len(lines) == 5
+
+
+def test_a_records_link_into_a_missing_folder_is_refused_before_the_match(tmp_path):
+    link = tmp_path / "records.jsonl"
+    link.symlink_to(tmp_path / "gone" / "records.jsonl")
+    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(link))
+    assert out.returncode == 2 and "does not exist" in out.stderr and "gone" in out.stderr
