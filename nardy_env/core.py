@@ -21,12 +21,13 @@ compared lexicographically from index 0 upward; this is the order the
 environments' turn-level actions index into.
 
 Everything here is a pure function of numpy arrays: dice are passed in, there
-is no hidden RNG and no I/O. The inner loops are compiled with numba.
+is no hidden RNG and no I/O (where numba keeps the compiled code and how many
+CPUs there are is ``_runtime``'s business). The inner loops are compiled with
+numba.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ from typing import Any, NamedTuple
 import numba as nb
 import numpy as np
 
+from ._runtime import cgroup_cpu_quota, from_numba_cache, numba_cache, numba_cache_placed, without_numba_cache
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
 __all__ = [
@@ -217,77 +219,7 @@ def _check_not_over(states: np.ndarray) -> None:
                          f"{NUM_CHECKERS}), so it has no moves")
 
 
-# ---------------------------------------------------------------------------
-# Where numba keeps the compiled core.
-#
-# numba caches compiled code beside this file (``__pycache__``) or in the
-# user's cache folder (``NUMBA_CACHE_DIR``, else ``~/.cache``), whichever it can
-# write; with neither (a read-only install run by a user without a writable
-# home, as in many containers) ``cache=True`` raises at import. Then the cache
-# goes to a per-user folder in the temp dir, and failing that, nothing is cached
-# (every process compiles, about 8 s). A warning says which.
-
-
-def _cache_probe():  # pragma: no cover - never called; numba places its cache by this file
-    return 0
-
-
-def _numba_cache() -> bool:
-    """Whether the core's functions may be compiled with ``cache=True`` (see above)."""
-    import tempfile
-    import warnings
-
-    try:
-        nb.njit(cache=True)(_cache_probe)
-        return True
-    except RuntimeError:  # "cannot cache function ...: no locator available"
-        pass
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        tempfile.TemporaryFile(dir=folder).close()
-        nb.config.CACHE_DIR = folder  # type: ignore[attr-defined]
-        nb.njit(cache=True)(_cache_probe)
-    except (OSError, RuntimeError):
-        nb.config.CACHE_DIR = ""  # type: ignore[attr-defined]
-        warnings.warn("numba can write its cache neither beside nardy_env nor in a user or temp folder: the "
-                      "rules core is compiled in every process (about 8 s); set NUMBA_CACHE_DIR to a writable "
-                      "folder", RuntimeWarning, stacklevel=3)
-        return False
-    warnings.warn(f"numba cannot write its cache beside nardy_env or in the home folder; the compiled rules "
-                  f"core is kept in {folder} (set NUMBA_CACHE_DIR to choose)", RuntimeWarning, stacklevel=3)
-    return True
-
-
-_CACHE = _numba_cache()
-
-
-def _from_numba_cache(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while numba read or wrote its cache (a damaged file: an
-    unpickling or value error; a full disk: an OSError)."""
-    tb = exc.__traceback__
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename.replace(os.sep, "/")
-        if name.endswith(("numba/core/caching.py", "numba/core/serialize.py")):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def _without_cache(exc: BaseException) -> None:
-    """Stop using numba's cache in this process, after it failed to load or save (a damaged file, a
-    full disk), saying where it is."""
-    import warnings
-
-    from numba.core.caching import NullCache
-
-    where = getattr(getattr(_generate, "_cache", None), "_cache_path", "numba's cache folder")
-    warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
-                  f"{exc}); compiling without it. Delete {where} if it is damaged.", RuntimeWarning, stacklevel=4)
-    for value in list(globals().values()):
-        if isinstance(value, nb.core.registry.CPUDispatcher):
-            value._cache = NullCache()  # type: ignore[attr-defined]
+_CACHE = numba_cache()  # where numba may keep the compiled core (nardy_env/_runtime.py)
 
 
 # ---------------------------------------------------------------------------
@@ -707,6 +639,9 @@ def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity)
     return out_states[:m], out_moves[:m], out_nmoves[:m], offsets
 
 
+numba_cache_placed()  # every compiled function above has its cache place
+
+
 def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
     """An integer per position (or one for all), as int64 ``[batch]``."""
     arr = np.asarray(value)
@@ -782,34 +717,6 @@ def available_cpus() -> int:
         cpus = os.cpu_count() or 1
     quota = cgroup_cpu_quota()
     return cpus if quota is None else max(1, min(cpus, quota))
-
-
-@functools.cache
-def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
-    """The CPU quota of this process's cgroup in whole CPUs, rounded up, or None without one
-    (cgroup v2's ``cpu.max``, else v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``)."""
-    def read(name: str) -> str | None:
-        try:
-            with open(os.path.join(root, name), encoding="ascii") as fh:
-                return fh.read().strip()
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    fields = (read("cpu.max") or "").split()
-    if len(fields) == 2:
-        quota, period = fields
-        return None if quota == "max" or not (quota.isdigit() and period.isdigit()) or int(period) == 0 \
-            else max(1, -(-int(quota) // int(period)))
-    for folder in ("cpu", "cpu,cpuacct"):
-        quota_us, period_us = read(f"{folder}/cpu.cfs_quota_us"), read(f"{folder}/cpu.cfs_period_us")
-        if quota_us is not None and period_us is not None:
-            try:
-                q, p = int(quota_us), int(period_us)
-            except ValueError:
-                return None
-            return max(1, -(-q // p)) if q > 0 and p > 0 else None
-    return None
-
 
 
 def legal_afterstates(
@@ -926,6 +833,11 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
         raise ValueError(f"threads must be None (the CPUs this process may use) or an integer of at least 1, "
                          f"got {threads!r}")
     threads = max(1, min(int(threads), batch // _MIN_CHUNK))
+    # One array type for the compiled code: C order and writeable (numba types a read-only or
+    # strided array apart, and would compile another version of the core for it, for seconds).
+    states, dice, ndice, heads_used, head_limit = (
+        np.require(a, t, ["C", "W"]) for a, t in ((states, np.int8), (dice, np.int64), (ndice, np.int64),
+                                                 (heads_used, np.int64), (head_limit, np.int64)))
 
     def part(lo: int, hi: int) -> Afterstates:
         args = (states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi], head_limit[lo:hi], rules.block_home,
@@ -933,9 +845,10 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
         try:
             return Afterstates(*_generate(*args))
         except Exception as exc:
-            if not _from_numba_cache(exc):
+            if not from_numba_cache(exc):
                 raise
-            _without_cache(exc)
+            where = getattr(getattr(_generate, "_cache", None), "_cache_path", "numba's cache folder")
+            without_numba_cache(exc, list(globals().values()), where)
             return Afterstates(*_generate(*args))
 
     return split_over_threads(batch, threads, part)

@@ -189,8 +189,10 @@ def test_strided_and_fortran_order_inputs_run_the_compiled_core_already_there():
     dice = np.tile([[6, 5], [3, 3]], (8, 1))
     want = legal_afterstates(states, dice)
     compiled = len(core._generate.signatures)
+    frozen = states.copy()
+    frozen.setflags(write=False)  # as the env hands out its afterstates
     for s, d in ((states[::2], dice[::2]), (np.asfortranarray(states), np.asfortranarray(dice)),
-                 (states, np.ascontiguousarray(np.tile(dice, 2))[:, ::2])):
+                 (states, np.ascontiguousarray(np.tile(dice, 2))[:, ::2]), (frozen, dice)):
         got = legal_afterstates(s, d)
         assert got.counts().sum() > 0
     assert len(core._generate.signatures) == compiled  # no second compiled version (seconds each)

@@ -1,0 +1,135 @@
+"""What the rules core needs from the machine it runs on: numba's cache folder and the CPUs.
+
+The rules themselves (``core``) are pure functions; the I/O they rest on lives here.
+
+numba caches compiled code beside the sources (``__pycache__``) or in the
+user's cache folder (``NUMBA_CACHE_DIR``, else ``~/.cache``), whichever it can
+write; with neither (a read-only install run by a user without a writable
+home, as in many containers) ``cache=True`` raises at import. Then the core's
+cache goes to a per-user folder in the temp dir that this user owns and no one
+else may write (numba loads its cache with pickle), and failing that nothing is
+cached: every process compiles, about 8 s. A warning says which.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import stat
+import tempfile
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numba as nb
+
+__all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota"]
+
+_saved_cache_dir: list[str] = []
+
+
+def _cache_probe():  # pragma: no cover - never called; numba places a cache by this file's folder
+    return 0
+
+
+def numba_cache() -> bool:
+    """Whether the core's functions may be compiled with ``cache=True`` (see above). When the
+    temp folder is used, numba's ``CACHE_DIR`` points there until ``numba_cache_placed()``."""
+    try:
+        nb.njit(cache=True)(_cache_probe)
+        return True
+    except RuntimeError:  # "cannot cache function ...: no locator available"
+        pass
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
+    try:
+        new = not os.path.lexists(folder)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        unsafe = _not_private(folder)
+        if unsafe:
+            raise OSError(f"{folder} {unsafe}")
+        tempfile.TemporaryFile(dir=folder).close()
+        _saved_cache_dir.append(nb.config.CACHE_DIR)  # type: ignore[attr-defined]
+        nb.config.CACHE_DIR = folder  # type: ignore[attr-defined]
+        nb.njit(cache=True)(_cache_probe)
+    except (OSError, RuntimeError) as exc:
+        numba_cache_placed()
+        warnings.warn(f"numba can write its cache neither beside nardy_env nor in the home folder, nor safely in "
+                      f"the temp folder ({exc}): the rules core is compiled in every process (about 8 s); set "
+                      "NUMBA_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=4)
+        return False
+    if new:  # said once, when the folder is made (not again in every worker process)
+        warnings.warn(f"numba cannot write its cache beside nardy_env or in the home folder; the compiled rules "
+                      f"core is kept in {folder} (set NUMBA_CACHE_DIR to choose)", RuntimeWarning, stacklevel=4)
+    return True
+
+
+def _not_private(folder: str) -> str | None:
+    """Why ``folder`` is not safe for a cache that is unpickled (None when it is): it must be a real
+    folder of this user's that no one else may write."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a folder (a link?)"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"belongs to another user (uid {info.st_uid})"
+    if info.st_mode & 0o022:
+        return "may be written by other users"
+    return None
+
+
+def numba_cache_placed() -> None:
+    """Give numba's ``CACHE_DIR`` its value back once the core's functions have their cache places,
+    so that other libraries' caches do not follow the core into the temp folder."""
+    while _saved_cache_dir:
+        nb.config.CACHE_DIR = _saved_cache_dir.pop()  # type: ignore[attr-defined]
+
+
+def from_numba_cache(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while numba read or wrote its cache (a damaged file: an
+    unpickling or value error; a full disk: an OSError)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace(os.sep, "/")
+        if name.endswith(("numba/core/caching.py", "numba/core/serialize.py")):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def without_numba_cache(exc: BaseException, dispatchers: Iterable[Any], where: str) -> None:
+    """Stop using numba's cache for ``dispatchers`` in this process, after it failed to load or save
+    (a damaged file, a full disk), saying where it is."""
+    from numba.core.caching import NullCache
+
+    warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
+                  f"{exc}); compiling without it. Delete {where} if it is damaged.", RuntimeWarning, stacklevel=4)
+    for dispatcher in dispatchers:
+        if isinstance(dispatcher, nb.core.registry.CPUDispatcher):
+            dispatcher._cache = NullCache()  # type: ignore[attr-defined]
+
+
+@functools.cache
+def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> int | None:
+    """The CPU quota of this process's cgroup in whole CPUs, rounded up, or None without one
+    (cgroup v2's ``cpu.max``, else v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``)."""
+    def read(name: str) -> str | None:
+        try:
+            with open(os.path.join(root, name), encoding="ascii") as fh:
+                return fh.read().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    fields = (read("cpu.max") or "").split()
+    if len(fields) == 2:
+        quota, period = fields
+        return None if quota == "max" or not (quota.isdigit() and period.isdigit()) or int(period) == 0 \
+            else max(1, -(-int(quota) // int(period)))
+    for folder in ("cpu", "cpu,cpuacct"):
+        quota_us, period_us = read(f"{folder}/cpu.cfs_quota_us"), read(f"{folder}/cpu.cfs_period_us")
+        if quota_us is not None and period_us is not None:
+            try:
+                q, p = int(quota_us), int(period_us)
+            except ValueError:
+                return None
+            return max(1, -(-q // p)) if q > 0 and p > 0 else None
+    return None
