@@ -55,6 +55,7 @@ __all__ = [
     "TurnTargets",
     "CheckerOptions",
     "checker_options",
+    "play_checker_moves",
 ]
 
 NUM_FACES = 6
@@ -275,3 +276,20 @@ def checker_options(
     mask[row[sel], action[sel]] = 1
     results[row[sel], action[sel]] = cand[sel]
     return CheckerOptions(mask, results)
+
+
+def play_checker_moves(rows: np.ndarray, actions: np.ndarray, results: np.ndarray, states: np.ndarray,
+                       left: np.ndarray, heads: np.ndarray, played: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """Play one checker action in each partial turn ``rows`` of the batch's arrays (updated in place).
+
+    ``results``: the positions the actions lead to (``CheckerOptions.results`` at them). The
+    die moved is used up, a checker leaving the head is counted. Returns, per row, whether
+    its turn is complete: a pass, every die the turn needs played, or the last checker off.
+    """
+    states[rows] = results
+    moving = actions != PASS_ACTION
+    moved, acts = rows[moving], actions[moving]
+    left[moved, acts % NUM_FACES] -= 1
+    heads[moved] += acts // NUM_FACES + 1 == HEAD
+    played[moved] += 1
+    return ~moving | (played[rows] >= need[rows]) | (states[rows, OFF_MOVER] == NUM_CHECKERS)

@@ -51,6 +51,7 @@ from .checker import (
     checker_move,
     checker_options,
     dice_left,
+    play_checker_moves,
     turn_need,
 )
 
@@ -466,16 +467,8 @@ class GameBatch:
 
     def _checker_step(self, rows: np.ndarray, actions: np.ndarray):
         """Play one checker move per game; returns (finished plays, their rows, rows mid-turn)."""
-        self.state[rows] = self.options_results[rows, actions]
-        passing = actions == PASS_ACTION
-        moving = ~passing
-        mrows, macts = rows[moving], actions[moving]
-        die = macts % NUM_FACES + 1
-        source = macts // NUM_FACES + 1
-        self.left[mrows, die - 1] -= 1
-        self.heads[mrows] += source == HEAD_INDEX + 1
-        self.played[mrows] += 1
-        complete = passing | (self.played[rows] >= self.need[rows]) | (self.state[rows, OFF_MOVER] == NUM_CHECKERS)
+        complete = play_checker_moves(rows, actions, self.options_results[rows, actions], self.state, self.left,
+                                      self.heads, self.played, self.need)
         done = rows[complete]
         return self.state[done].copy(), done, rows[~complete]
 

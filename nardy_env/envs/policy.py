@@ -16,16 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from ..core import HEAD_INDEX, NUM_CHECKERS, OFF_MOVER, Afterstates
+from ..core import HEAD_INDEX, NUM_CHECKERS, Afterstates
 from ..players import _accepts
 from ..rules import DEFAULT_RULES, RulesLike, as_rules
 from .checker import (
     NUM_CHECKER_ACTIONS,
-    NUM_FACES,
-    PASS_ACTION,
     TurnTargets,
     checker_options,
     dice_left,
+    play_checker_moves,
     turn_need,
 )
 from .games import OBS_MODES, observe
@@ -92,14 +91,8 @@ class CheckerPolicy:
                                  f"({self.rules.to_json()})? Make the CheckerPolicy with rules= the game's")
             actions = self._ask(observe(state[active], left[active], heads[active], self.obs_mode), options.mask,
                                 rng)
-            rows = np.arange(active.size)
-            state[active] = options.results[rows, actions]
-            moving = actions != PASS_ACTION
-            moved, acts = active[moving], actions[moving]
-            left[moved, acts % NUM_FACES] -= 1
-            heads[moved] += acts // NUM_FACES == HEAD_INDEX
-            played[moved] += 1
-            complete = ~moving | (played[active] >= need[active]) | (state[active, OFF_MOVER] == NUM_CHECKERS)
+            complete = play_checker_moves(active, actions, options.results[np.arange(active.size), actions], state,
+                                          left, heads, played, need)
             done = active[complete]
             picks[done] = targets.index(done, state[done])
             active = active[~complete]
