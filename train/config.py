@@ -26,6 +26,8 @@ from nardy_env import Rules, RulesError
 __all__ = ["TrainConfig", "ConfigError", "load_config"]
 
 
+EVAL_RECORD_KEYS = ("games_trained", "time", "final", "seed", "rules", "nardy_version")
+"""The keys of an eval.jsonl record besides its opponents' results (docs/training.md)."""
 MAX_LAYER = 65536
 """Largest hidden layer a config may ask for (a guard against typos like 1e9)."""
 EVAL_BOTS = ("random", "race", "heuristic")
@@ -125,6 +127,9 @@ class TrainConfig:
              and all(isinstance(o, str) for o in self.eval_opponents),
              "eval_opponents", "a list of player names (at least one)")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
+        taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
+        need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
+             f"(got {taken})")
         # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
         # anything with a path in it is checked when it is loaded.
         try:

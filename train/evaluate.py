@@ -393,6 +393,8 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                 "black": name_b if a_white else name_a, "first": r["first"], "opening": r["opening"],
                 "winner": "white" if (pts > 0) == a_white else "black", "points": abs(pts), "points_a": pts,
                 "plays": r["plays"],
+                # Enough to replay the game and to play the match again, in every record of a file.
+                "seed": seed, "rules": rules.to_dict(),
             })
     return MatchResult(name_a, name_b, points_a, np.concatenate([p["plies"] for p in parts]), seed,
                        rules.to_dict(), chunk_pairs, provenance(player_a, player_b), game_records)

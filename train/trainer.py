@@ -543,15 +543,18 @@ class Trainer:
         ``final``: the run's closing evaluation (marked in eval.jsonl, logged under
         ``final/`` in TensorBoard as well as ``eval/``).
         """
+        import nardy_env
         from train.evaluate import evaluate
 
+        seed = 10_000 + len(self.eval_history)  # every evaluation its own dice, the same for each opponent
         record: dict[str, Any] = {"games_trained": self.games, "time": round(time.perf_counter() - self.started, 1)}
         if final:
             record["final"] = True
+        # What `nardy eval` needs to play a record's matches again (with the checkpoint of its games).
+        record.update(seed=seed, rules=self.rules.to_dict(), nardy_version=nardy_env.__version__)
         me = self.player()
         for opponent in self.config.eval_opponents:
-            result = evaluate(me, opponent, games, seed=10_000 + len(self.eval_history), rules=self.rules,
-                              workers=1).summary()
+            result = evaluate(me, opponent, games, seed=seed, rules=self.rules, workers=1).summary()
             record[opponent] = {k: result[k] for k in ("win_rate", "win_rate_ci95", "points_per_game",
                                                       "ci95", "mars_rate_a", "mars_rate_b", "games")}
         self.eval_history.append(record)

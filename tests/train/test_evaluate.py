@@ -335,7 +335,7 @@ def _replay(record: dict) -> tuple[str, int]:
     npn = format_npn(state, Color.WHITE if record["first"] == "white" else Color.BLACK)
     assert record["plays"][0][0] == record["opening"]
     for dice, moves in record["plays"]:
-        plays = {format_move_sequence(p["moves"]): p["result"] for p in legal_plays(npn, dice)}
+        plays = {format_move_sequence(p["moves"]): p["result"] for p in legal_plays(npn, dice, record["rules"])}
         assert moves in plays, f"{moves} is not a legal play of {dice} in {npn}"
         npn = plays[moves]
     final, to_move = parse_npn(npn)
@@ -359,6 +359,14 @@ def test_game_records_replay_through_the_rules_and_show_the_pairing():
         n = min(len(first["plays"]), len(second["plays"]))
         assert [d for d, _ in first["plays"][:n]] == [d for d, _ in second["plays"][:n]]
     assert evaluate("race", "heuristic", 8, seed=3).records is None  # only when asked for
+
+
+def test_a_record_carries_the_seed_and_rules_it_replays_under():
+    variant = {"opening": "reroll", "head_exception": [], "block_rule": "home"}
+    records = evaluate("heuristic", "race", 40, seed=9, rules=variant, records=True).records
+    assert all(r["seed"] == 9 and r["rules"] == variant for r in records)
+    for r in records:  # replayed under the default rules some would not be legal
+        assert _replay(r) == (r["winner"], r["points"])
 
 
 def test_game_records_do_not_depend_on_the_workers():

@@ -563,3 +563,21 @@ def test_a_loss_far_too_high_is_warned_about_once(tmp_path, monkeypatch, capsys)
     _trained(tmp_path / "run", steps=3)
     err = capsys.readouterr().err
     assert err.count("warning: the training loss is") == 1 and "the learning rate (" in err
+
+
+def test_an_evaluation_record_says_how_to_play_its_matches_again(tmp_path):
+    import json
+
+    import nardy_env
+    from train.evaluate import evaluate
+
+    trainer = _trained(tmp_path / "run", steps=1, eval_opponents=["race"], rules={"block_rule": "home"})
+    trainer.evaluate(8)
+    trainer.evaluate(8)
+    first, second = [json.loads(line) for line in (tmp_path / "run" / "eval.jsonl").read_text().splitlines()]
+    assert (first["seed"], second["seed"]) == (10_000, 10_001)  # each evaluation its own dice
+    assert first["rules"]["block_rule"] == "home" and first["nardy_version"] == nardy_env.__version__
+    again = evaluate(trainer.player(), "race", 8, seed=second["seed"], rules=second["rules"]).summary()
+    assert again["points_per_game"] == second["race"]["points_per_game"]  # the same network, the same games
+    with pytest.raises(ValueError, match="eval.jsonl's own keys"):
+        load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "seed"])
