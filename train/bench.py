@@ -84,6 +84,8 @@ def bench_core(games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES, thre
         "max_results": counts["max_results"],
         "mars_rate": round(counts["mars"] / games, 4),
         "threads": threads if threads is not None else available_cpus(),
+        "seed": seed,
+        "rules": rules.to_dict(),
     }
 
 
@@ -148,6 +150,8 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
         "cpu_seconds": round(cpu, 4),
         "num_envs": num_envs,
         "action_mode": action_mode,
+        "seed": seed,
+        "rules": as_rules(rules).to_dict(),
     }
 
 

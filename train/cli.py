@@ -732,7 +732,15 @@ def build_parser() -> argparse.ArgumentParser:
     moves.set_defaults(func=_cmd_moves)
 
     bench = sub.add_parser("bench", help="measure the rules core with random games",
-                           description="Play random games through the batched rules core and time them.")
+                           description="Play random games through the batched rules core and time them. "
+                                       "--json prints one object: games, seconds, games_per_s, positions_per_s "
+                                       "(positions whose legal afterstates were generated, one per turn, per "
+                                       "second), plies_per_game, max_results (the most afterstates one position "
+                                       "had), mars_rate (share of games won by mars), threads, seed, rules; with "
+                                       "--env: games, seconds, games_per_s, steps_per_s (sub-env steps), "
+                                       "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
+                                       "player and per level ply, decisions, positions_per_decision (afterstates "
+                                       "the network evaluated), ms_per_decision.")
     bench.add_argument("--games", type=_COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")

@@ -155,6 +155,7 @@ def test_bench_json_reports_throughput():
     for key in ("seconds", "games_per_s", "positions_per_s"):
         assert rec[key] > 0
     assert 40 < rec["plies_per_game"] < 300
+    assert rec["seed"] == 0 and rec["rules"]["block_rule"] == "ahead"  # what the run played
 
 
 @pytest.mark.parametrize("args", [["bench", "--games", "0"], ["nonsense"]])
@@ -163,10 +164,12 @@ def test_bad_command_lines_exit_non_zero(args):
 
 
 def test_bench_env_reports_vector_env_throughput():
-    out = run("bench", "--env", "--games", "300", "--num-envs", "64", "--json")
+    out = run("bench", "--env", "--games", "300", "--num-envs", "64", "--json", "--seed", "4",
+              "--rules", '{"block_rule": "home"}')
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout.strip().splitlines()[-1])
     assert rec["games"] >= 300 and rec["games_per_s"] > 0 and rec["steps_per_s"] > 0
+    assert rec["seed"] == 4 and rec["rules"]["block_rule"] == "home"
 
 
 def test_bench_search_reports_cost_per_level(tmp_path):
