@@ -163,7 +163,9 @@ class TrainConfig:
         need(self.keep_checkpoints >= 0, "keep_checkpoints", "0 or more")
         need(self.log_every_seconds >= 0, "log_every_seconds", "0 or more")
         try:
-            Rules.from_dict(self.rules)
+            # Resolved: every variant key with its value (config.json then names the rules in full,
+            # as eval results and policy.json do; {} and the defaults spelt out are the same rules).
+            object.__setattr__(self, "rules", Rules.from_dict(self.rules).to_dict())
         except (RulesError, TypeError) as exc:
             raise ConfigError(f"rules: {exc}") from None
 
