@@ -193,13 +193,16 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     source of a FILE.py:NAME player; None for bots, plugins' names and objects)."""
     import nardy_env
     from agents.files import file_sha256
-    from agents.registry import player_file
+    from agents.registry import player_file, split_ply
 
     out: dict[str, Any] = {"nardy_version": nardy_env.__version__, "numpy_version": np.__version__}
-    for key, player in (("player_a_sha256", player_a), ("player_b_sha256", player_b)):
+    for side, player in (("a", player_a), ("b", player_b)):
         # A network's file, or the source of your own player (FILE.py:NAME).
         path = (player_file(player) or code_file(player)) if isinstance(player, str) else None
-        out[key] = file_sha256(path) if path is not None else None
+        out[f"player_{side}_sha256"] = file_sha256(path) if path is not None else None
+    for side, player in (("a", player_a), ("b", player_b)):  # the same file searched deeper is another player
+        ply = split_ply(player)[1] if isinstance(player, str) else getattr(player, "ply", 0)
+        out[f"player_{side}_ply"] = int(ply) if isinstance(ply, int) else 0
     return out
 
 

@@ -59,6 +59,7 @@ def test_a_match_records_what_reproduces_it(tmp_path):
     checkpoint.write_bytes((SHIPPED_PLAYER / "checkpoint.pt").read_bytes())
     s = evaluate("race", f"{checkpoint}@1", 2, seed=1).summary()
     assert s["player_b_sha256"] == file_sha256(checkpoint) and s["player_a_sha256"] is None
+    assert (s["player_a_ply"], s["player_b_ply"]) == (0, 1)  # the same file at 1-ply is another player
     assert evaluate(RaceBot(), HeuristicBot(), 2).summary()["player_a_sha256"] is None  # objects: no file
     (tmp_path / "mine.py").write_text("def first(states, found, rng):\n    return [0] * len(states)\n")
     s = evaluate(f"{tmp_path / 'mine.py'}:first", "race", 2).summary()
