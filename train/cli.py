@@ -460,10 +460,12 @@ def _cmd_hint(args: argparse.Namespace) -> int:
         _usage_error(f"nardy hint: {no_ranking(player)}")
     if args.jsonl:
         _jsonl_takes_no_position(args, "hint")
+        name = player_name(player, args.player or args.policy or "player")
 
         def answer(line: str) -> dict:
             out = moves_record(line, rules)
             out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)[:args.top]
+            out["player"] = name  # whose equities (a bot's are its own score, not points)
             return out
 
         return _jsonl(answer)

@@ -86,6 +86,7 @@ def test_hint_jsonl_ranks_every_result():
     rec, err = [json.loads(x) for x in out.stdout.splitlines()]
     assert "error" in err
     assert sorted(r["result"] for r in rec["ranked"]) == rec["results"]
+    assert rec["player"] == "heuristic"  # whose scores these are (a bot's are not points)
     equities = [r["equity"] for r in rec["ranked"]]
     assert equities == sorted(equities, reverse=True)
 
