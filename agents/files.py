@@ -14,19 +14,23 @@ from typing import BinaryIO
 __all__ = ["write_atomic", "is_stream", "file_sha256"]
 
 
-def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
+def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: bool = False) -> Path:
     """Write ``path`` through ``write(file)`` into a temporary file beside it, then rename.
 
     A killed writer leaves the previous file intact (and no temporary file
-    behind when it can clean up). The result gets the usual permissions
-    (0666 less the umask), not mkstemp's 0600, so a web server can serve it.
+    behind when it can clean up). A new file gets the usual permissions (0666
+    less the umask), not mkstemp's 0600, so a web server can serve it; a file
+    replaced keeps its own.
 
-    A symbolic link is followed: the file it points to is replaced and the link
-    stays. What is not a file to replace (a pipe, ``/dev/stdout``, a device) is
-    written to directly, as a stream.
+    ``follow`` is for a path the user named (an output option): a symbolic link
+    is followed (the file it points to is replaced and the link stays), and what
+    is not a file to replace (a pipe, ``/dev/stdout``, a device) is written to
+    directly, as a stream. Without it (nardy's own files, such as those of a run
+    directory, which may have come from anyone) a link is replaced itself and
+    nothing outside the folder is touched.
     """
     path = Path(path)
-    if is_stream(path):
+    if follow and is_stream(path):
         for stream in (sys.stdout, sys.stderr):  # the process's own output (/dev/stdout): through it
             if _same_file(path, stream):
                 stream.flush()  # what was printed before comes first
@@ -37,11 +41,16 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object]) -> Path:
         with open(path, "ab") as fh:
             write(fh)
         return path
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    target = Path(os.path.realpath(path)) if follow and path.is_symlink() else path
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old = os.lstat(target)
+        mode = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else 0o666 & ~_umask()
+    except OSError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()

@@ -286,7 +286,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         lines = "".join(json.dumps(r) + "\n" for r in result.records or [])
         try:
-            write_atomic(args.records, lambda fh: fh.write(lines.encode("utf-8")))
+            write_atomic(args.records, lambda fh: fh.write(lines.encode("utf-8")), follow=True)
         except OSError as exc:
             print(f"nardy eval: could not write {args.records}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -357,7 +357,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         from train.plots import ladder_chart
 
         try:
-            ladder_chart(out, args.png)
+            ladder_chart(out, args.png, follow=True)
         except OSError as exc:
             print(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -665,7 +665,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
     try:
-        training_curve(source, out)
+        training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"nardy plot: {source} is not a run's evaluation log: {exc}", file=sys.stderr)
         return 2

@@ -16,8 +16,12 @@ _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210,
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
 
 
-def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None) -> Path:
-    """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``."""
+def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None,
+                   follow: bool = False) -> Path:
+    """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``.
+
+    ``follow``: ``out_png`` is the user's own choice, written through a link or to a stream
+    (``agents.files.write_atomic``)."""
     records = []
     content = Path(eval_jsonl).read_text(encoding="utf-8")
     lines = content.splitlines()
@@ -81,7 +85,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         _marker(draw, w - right + 30, ly, shape, color)
         draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
-    return _save_png(img, out_png)
+    return _save_png(img, out_png, follow)
 
 
 _MARKERS = ("circle", "square", "triangle", "diamond")
@@ -116,9 +120,9 @@ def _canvas(w: int, h: int, size: int, small_size: int) -> tuple[Any, Any, Any, 
     return img, ImageDraw.Draw(img), font, small
 
 
-def _save_png(img: Any, out_png: str | Path) -> Path:
+def _save_png(img: Any, out_png: str | Path, follow: bool = False) -> Path:
     """Write the picture atomically: a full disk leaves no empty or half-written file."""
-    return write_atomic(Path(out_png), lambda fh: img.save(fh, format="PNG"))
+    return write_atomic(Path(out_png), lambda fh: img.save(fh, format="PNG"), follow=follow)
 
 
 def elo_bound(rating: dict, ratings: list[dict]) -> str:
@@ -142,7 +146,7 @@ def _nice_step(raw: float) -> float:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
-def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
+def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Path:
     """Elo ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
     ratings = sorted(ladder["ratings"], key=lambda r: -r["elo"])
     w, row_h = 800, 44
@@ -180,7 +184,7 @@ def ladder_chart(ladder: dict, out_png: str | Path) -> Path:
         # The value goes past the interval's end, so the error bar never covers it.
         draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + f"{value:+.0f}",
                   fill="black", font=font, anchor="lm")
-    return _save_png(img, out_png)
+    return _save_png(img, out_png, follow)
 
 
 def reliability_picture(win: Any, points: Any, title: str = "") -> Any:

@@ -326,8 +326,9 @@ class Trainer:
         # eval.jsonl is rewritten from the checkpoint's history, so that it never holds
         # evaluations made after the checkpoint (they are made again).
         lines = "".join(json.dumps(r) + "\n" for r in self.eval_history)
-        try:
-            before = (self.run_dir / "eval.jsonl").read_bytes().decode("utf-8", "replace")
+        log = self.run_dir / "eval.jsonl"
+        try:  # a regular file only: a link (to /dev/zero, say) in a folder from elsewhere is not read
+            before = log.read_bytes().decode("utf-8", "replace") if log.is_file() and not log.is_symlink() else ""
         except OSError:
             before = ""
         dropped = sum(1 for line in before.splitlines() if _is_json(line)) - len(self.eval_history)

@@ -97,13 +97,36 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
     assert path.read_bytes() == good and load_checkpoint(path)[1]["note"] == "first"
 
 
-def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+def test_a_symbolic_link_the_user_named_is_followed_and_kept(tmp_path):
     real = write_atomic(tmp_path / "runs" / "best.pt", lambda fh: fh.write(b"old"))
     link = tmp_path / "latest.pt"
     link.symlink_to(real)
-    assert write_atomic(link, lambda fh: fh.write(b"new")) == link
+    assert write_atomic(link, lambda fh: fh.write(b"new"), follow=True) == link
     assert link.is_symlink() and real.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.pt", "runs"]
+
+
+def test_nardys_own_files_replace_a_link_never_what_it_points_to(tmp_path):
+    # A run directory from elsewhere may hold eval.jsonl -> ~/.bashrc: rewriting the log must not
+    # write the victim, nor stream into a device a link names.
+    victim = tmp_path / "bashrc"
+    victim.write_bytes(b"mine")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "eval.jsonl").symlink_to(victim)
+    (run / "training_curve.png").symlink_to("/dev/null")
+    write_atomic(run / "eval.jsonl", lambda fh: fh.write(b"{}\n"))
+    write_atomic(run / "training_curve.png", lambda fh: fh.write(b"png"))
+    assert victim.read_bytes() == b"mine"
+    assert not (run / "eval.jsonl").is_symlink() and (run / "eval.jsonl").read_bytes() == b"{}\n"
+    assert not (run / "training_curve.png").is_symlink()
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    path = write_atomic(tmp_path / "private.json", lambda fh: fh.write(b"1"))
+    path.chmod(0o600)
+    write_atomic(path, lambda fh: fh.write(b"2"))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_bytes() == b"2"
 
 
 def test_a_pipe_or_a_link_to_dev_stdout_is_written_as_a_stream_not_replaced(tmp_path):
@@ -116,7 +139,7 @@ def test_a_pipe_or_a_link_to_dev_stdout_is_written_as_a_stream_not_replaced(tmp_
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
-    write_atomic(fifo, lambda fh: fh.write(b"records\n"))
+    write_atomic(fifo, lambda fh: fh.write(b"records\n"), follow=True)
     reader.join(timeout=10)
     assert got == [b"records\n"] and stat.S_ISFIFO(fifo.stat().st_mode)  # still the pipe
     link = tmp_path / "out"

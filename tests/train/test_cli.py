@@ -463,3 +463,13 @@ def test_a_records_link_into_a_missing_folder_is_refused_before_the_match(tmp_pa
     link.symlink_to(tmp_path / "gone" / "records.jsonl")
     out = run("eval", "race", "heuristic", "--games", "4", "--records", str(link))
     assert out.returncode == 2 and "does not exist" in out.stderr and "gone" in out.stderr
+
+
+def test_plot_beside_a_run_log_replaces_a_link_there_not_its_target(tmp_path):
+    (tmp_path / "eval.jsonl").write_text(json.dumps({"games_trained": 256, "random": {"win_rate": 0.9}}) + "\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (tmp_path / "training_curve.png").symlink_to(victim)
+    out = run("plot", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert victim.read_text() == "mine" and not (tmp_path / "training_curve.png").is_symlink()

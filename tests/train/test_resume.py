@@ -582,3 +582,15 @@ def test_an_evaluation_record_says_how_to_play_its_matches_again(tmp_path):
     assert again["points_per_game"] == second["race"]["points_per_game"]  # the same network, the same games
     with pytest.raises(ValueError, match="eval.jsonl's own keys"):
         load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "seed"])
+
+
+def test_resuming_a_run_from_elsewhere_writes_nothing_through_its_links(tmp_path):
+    run = tmp_path / "run"
+    _trained(run, steps=1)
+    victim = tmp_path / "bashrc"
+    victim.write_text("mine\n")
+    (run / "eval.jsonl").unlink(missing_ok=True)
+    (run / "eval.jsonl").symlink_to(victim)  # a downloaded run folder pointing at the user's files
+    resumed = Trainer(config_for_resume(run), run, resume=True, progress=False)
+    assert resumed.games == 256 and victim.read_text() == "mine\n"
+    assert not (run / "eval.jsonl").is_symlink()
