@@ -30,7 +30,7 @@ import numpy as np
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
+__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
            "choose_indices", "trained_rules"]
 
 
@@ -248,6 +248,13 @@ def _is_torch_module(obj: Any) -> bool:
 
 
 _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
+
+
+def names_code(spec: str) -> bool:
+    """Whether ``spec`` names code to run, ``FILE.py:NAME`` or ``module:NAME`` (``@N`` allowed),
+    rather than a bot, a network file or a plugin's name."""
+    base, at, depth = spec.rpartition("@")
+    return _CODE_SPEC.fullmatch(base if at and depth.isdigit() else spec) is not None
 
 
 def code_file(spec: str) -> Path | None:

@@ -22,6 +22,7 @@ import yaml
 from agents.files import write_atomic
 from agents.registry import split_ply
 from nardy_env import Rules, RulesError
+from nardy_env.players import names_code
 
 __all__ = ["TrainConfig", "ConfigError", "load_config"]
 
@@ -130,6 +131,12 @@ class TrainConfig:
         taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
         need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
              f"(got {taken})")
+        # No code players: a config travels with a run directory (config.json, the checkpoint's copy),
+        # and resuming someone's run must not run a file it names. Measure yours with nardy eval.
+        code = [o for o in self.eval_opponents if names_code(o)]
+        need(not code, "eval_opponents", f"bots or network players (a run, checkpoint or export), not code "
+             f"(FILE.py:NAME, module:NAME: a run's config must not name code to run; measure such a player "
+             f"with nardy eval); got {code}")
         # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
         # anything with a path in it is checked when it is loaded.
         try:

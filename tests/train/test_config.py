@@ -152,3 +152,13 @@ def test_a_config_that_is_not_text_is_named(tmp_path):
     path.write_bytes(b"name: x\n\xff\xfe\x00")
     with pytest.raises(ConfigError, match="is not UTF-8 text"):
         load_config(path)
+
+
+def test_a_config_may_not_name_code_to_run_as_an_opponent(tmp_path):
+    # Resuming someone's run folder (its config.json, or the config inside checkpoint.pt) must not
+    # run a file it names.
+    (tmp_path / "helper.py").write_text("raise SystemExit('ran')\n")
+    for code in (f"{tmp_path / 'helper.py'}:P", "helper:P", f"{tmp_path / 'helper.py'}:P@1"):
+        with pytest.raises(ConfigError, match="not code"):
+            load_config(CONFIGS / "smoke.yaml", eval_opponents=["random", code])
+    assert load_config(CONFIGS / "smoke.yaml", eval_opponents=["random", "checkpoints/default@1"])
