@@ -160,12 +160,68 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     return info
 
 
+def _external_data(model: bytes) -> list[str]:
+    """The files a graph's tensors name as external data (none in ours: an export is one file).
+
+    onnxruntime would read them from the working directory when given the graph's bytes, so a
+    policy.onnx from elsewhere could read files there into its answers; such a graph is refused.
+    Checked with the onnx package when it is installed (it is a dependency of nardy)."""
+    try:
+        import onnx
+    except ImportError:
+        return []
+    try:
+        proto = onnx.load_model_from_string(model)
+    except Exception:  # not a graph at all: onnxruntime says so in its own words
+        return []
+    found: list[str] = []
+
+    def tensor(t) -> None:
+        if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
+            found.append(next((e.value for e in t.external_data if e.key == "location"), "?"))
+
+    def graph(g) -> None:
+        for t in g.initializer:
+            tensor(t)
+        for sparse in g.sparse_initializer:
+            tensor(sparse.values)
+            tensor(sparse.indices)
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.HasField("t"):
+                    tensor(attr.t)
+                for t in attr.tensors:
+                    tensor(t)
+                if attr.HasField("g"):
+                    graph(attr.g)
+                for sub in attr.graphs:
+                    graph(sub)
+
+    graph(proto.graph)
+    for function in proto.functions:
+        for node in function.node:
+            for attr in node.attribute:
+                if attr.HasField("t"):
+                    tensor(attr.t)
+    return found
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (a model's strings must not drive the terminal)."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
 def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     try:
         import onnxruntime as ort
     except ImportError:
         raise PolicyError("onnxruntime is not installed; an exported policy needs it "
                           "(pip install onnxruntime)") from None
+    if isinstance(model, bytes):
+        external = _external_data(model)
+        if external:
+            raise PolicyError(f"{where or 'the model'} names external data files ({_printable(', '.join(external[:3]))}); "
+                              "an exported policy is one self-contained file, so this one is not loaded")
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, int(threads))
     options.inter_op_num_threads = 1
@@ -175,7 +231,7 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
         return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own classes for unreadable graphs
         where = where or ("the model" if isinstance(model, bytes) else str(model))
-        raise PolicyError(f"onnxruntime cannot load {where}: {str(exc).strip()}") from None
+        raise PolicyError(f"onnxruntime cannot load {where}: {_printable(str(exc).strip())}") from None
 
 
 def _check_io(session, where: str) -> None:

@@ -649,3 +649,29 @@ def test_a_checkpoint_without_torch_gets_a_clear_error(checkpoint, tmp_path):
     out = _run_without_torch(tmp_path, "-m", "train.cli", "hint", "--player", str(checkpoint), START_NPN, "6", "5")
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "torch is not installed" in out.stderr and "nardy export" in out.stderr
+
+
+def test_a_graph_naming_external_data_is_refused_before_onnxruntime_reads_it(tmp_path, monkeypatch):
+    # onnxruntime reads a graph-from-bytes' external data relative to the working directory: a
+    # policy.onnx from elsewhere could read files there into its equities.
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from onnx.external_data_helper import set_external_data
+
+    from agents.onnx_policy import OnnxEvaluator
+
+    (tmp_path / "secret.bin").write_bytes(np.arange(4, dtype=np.float32).tobytes())
+    weights = numpy_helper.from_array(np.zeros(4, dtype=np.float32), "w")
+    set_external_data(weights, location="secret.bin\x1b[31m")
+    weights.data_location = TensorProto.EXTERNAL
+    weights.ClearField("raw_data")
+    graph = helper.make_graph([helper.make_node("Identity", ["w"], ["equity"])], "g",
+                              [helper.make_tensor_value_info("positions", TensorProto.FLOAT, [None, 50])],
+                              [helper.make_tensor_value_info("equity", TensorProto.FLOAT, [4])], [weights])
+    model = helper.make_model(graph).SerializeToString()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(PolicyError, match=r"names external data files \(secret.bin\\x1b\[31m\)") as caught:
+        OnnxEvaluator(model)
+    assert "\x1b" not in str(caught.value)  # the model's strings cannot drive the terminal
+    onnx.checker.check_model(helper.make_model(helper.make_graph([], "g", [], [])))  # the package works here
