@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max"]
+__all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of a network's four outcome probabilities, in output order, from the view of the
@@ -45,3 +45,17 @@ def segment_argmax(values: np.ndarray, offsets: np.ndarray, tie_rank: np.ndarray
     # flat is ascending and every segment holds its maximum: the first flat index at or after
     # a segment's start is its earliest best.
     return flat[np.searchsorted(flat, offsets[:-1])] - offsets[:-1]
+
+
+MAX_PARAMETERS = 20_000_000
+"""The largest network nardy builds (80 MB of float32 weights; the shipped one has about 35,000).
+A checkpoint or config asking for more is refused before any memory is taken for it."""
+MAX_LAYERS = 16
+
+
+def network_parameters(hidden) -> int:
+    """Weights and biases of a ``TDNetwork`` with these hidden layer sizes (without torch)."""
+    from nardy_env.encoding import NUM_FEATURES
+
+    widths = [NUM_FEATURES, *[int(h) for h in hidden], len(OUTCOMES)]
+    return sum((a + 1) * b for a, b in zip(widths[:-1], widths[1:], strict=True))

@@ -28,7 +28,7 @@ from torch import nn
 from nardy_env.core import is_whole
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
 
-from .common import EQUITY_WEIGHTS, OUTCOMES
+from .common import EQUITY_WEIGHTS, MAX_LAYERS, MAX_PARAMETERS, OUTCOMES, network_parameters
 
 __all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS", "known_outcomes"]
 
@@ -128,6 +128,10 @@ class TDNetwork(nn.Module):
         sizes = list(hidden) if isinstance(hidden, list | tuple) else None
         if not sizes or not all(is_whole(h, 1) for h in sizes):
             raise ValueError(f"hidden must be a list of layer sizes, positive integers, got {hidden!r}")
+        if len(sizes) > MAX_LAYERS or network_parameters(sizes) > MAX_PARAMETERS:
+            raise ValueError(f"hidden {sizes[:8]}{' ...' if len(sizes) > 8 else ''} makes a network of "
+                             f"{len(sizes)} layers and {network_parameters(sizes):,} parameters; nardy builds at most "
+                             f"{MAX_LAYERS} layers and {MAX_PARAMETERS:,} parameters")
         self.hidden = [int(h) for h in sizes]
         self.features = RawFeatures()
         layers: list[nn.Module] = []

@@ -148,10 +148,13 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
 
 def _check_archive(path: Path) -> None:
     """Refuse a checkpoint whose zip entries fail their checksums (torch.load does not check them)."""
-    bad = None
+    bad = bad_kind = None
     try:
         with zipfile.ZipFile(path) as archive:
             for entry in archive.infolist():
+                if entry.compress_type != zipfile.ZIP_STORED:  # torch.save never compresses: a small
+                    bad_kind = entry.filename                  # file must not unpack into gigabytes
+                    break
                 # A CRC of 0 means none was recorded (torch.serialization.set_crc32_options(False)).
                 if entry.CRC == 0 and entry.file_size:
                     continue
@@ -165,6 +168,8 @@ def _check_archive(path: Path) -> None:
     except Exception as exc:  # any damage to the archive's directory (bad names, sizes, offsets)
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
                               f"{_first_line(exc)}") from None
+    if bad_kind is not None:
+        raise CheckpointError(f"{path} is not a checkpoint torch.save wrote: its entry {bad_kind!r} is compressed")
     if bad is not None:
         raise CheckpointError(f"{path} is damaged: its entry {bad!r} fails its checksum")
 

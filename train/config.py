@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from agents.common import MAX_LAYERS, MAX_PARAMETERS, network_parameters
 from agents.files import write_atomic
 from agents.registry import split_ply
 from nardy_env import Rules, RulesError
@@ -124,6 +125,9 @@ class TrainConfig:
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
         object.__setattr__(self, "hidden", tuple(self.hidden))
+        need(len(self.hidden) <= MAX_LAYERS and network_parameters(self.hidden) <= MAX_PARAMETERS, "hidden",
+             f"at most {MAX_LAYERS} layers and {MAX_PARAMETERS:,} parameters in all (these layers make "
+             f"{network_parameters(self.hidden):,})")
         need(isinstance(self.eval_opponents, list | tuple) and len(self.eval_opponents) > 0
              and all(isinstance(o, str) for o in self.eval_opponents),
              "eval_opponents", "a list of player names (at least one)")

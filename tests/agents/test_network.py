@@ -261,3 +261,28 @@ def test_positions_of_another_dtype_are_scored_as_float32_ones():
     for other in (torch.float64, torch.uint8):  # numpy's default float, and raw counts as stored
         got = net(x.to(other))
         assert got.dtype == torch.float32 and torch.allclose(got, want)
+
+
+def test_a_checkpoint_asking_for_a_huge_network_is_refused_before_it_is_built(tmp_path):
+    import io
+    import zipfile
+
+    from agents.td import CHECKPOINT_FORMAT
+
+    small = {"format": CHECKPOINT_FORMAT, "network": {"hidden": [20000, 20000]}, "state_dict": {},
+             "features_version": FEATURES_VERSION, "rules": Rules().to_dict()}
+    torch.save(small, tmp_path / "huge.pt")  # 1.5 KB asking for 400 million weights
+    with pytest.raises(CheckpointError, match="nardy builds at most 16 layers and 20,000,000 parameters"):
+        load_checkpoint(tmp_path / "huge.pt")
+    torch.save({**small, "network": {"hidden": [1] * 100_000}}, tmp_path / "deep.pt")
+    with pytest.raises(CheckpointError, match="100000 layers"):
+        load_checkpoint(tmp_path / "deep.pt")
+    # A compressed entry (torch.save never writes one) could unpack a small file into gigabytes.
+    good = io.BytesIO()
+    torch.save(small, good)
+    with zipfile.ZipFile(io.BytesIO(good.getvalue())) as src, \
+            zipfile.ZipFile(tmp_path / "packed.pt", "w", zipfile.ZIP_DEFLATED) as dst:
+        for entry in src.infolist():
+            dst.writestr(entry.filename, src.read(entry))
+    with pytest.raises(CheckpointError, match="is compressed"):
+        load_checkpoint(tmp_path / "packed.pt")

@@ -162,3 +162,9 @@ def test_a_config_may_not_name_code_to_run_as_an_opponent(tmp_path):
         with pytest.raises(ConfigError, match="not code"):
             load_config(CONFIGS / "smoke.yaml", eval_opponents=["random", code])
     assert load_config(CONFIGS / "smoke.yaml", eval_opponents=["random", "checkpoints/default@1"])
+
+
+def test_a_config_may_not_ask_for_a_network_past_the_size_nardy_builds():
+    with pytest.raises(ConfigError, match="at most 16 layers and 20,000,000 parameters"):
+        load_config(CONFIGS / "smoke.yaml", hidden=[65536] * 4)  # 17 GB of weights
+    assert load_config(CONFIGS / "smoke.yaml", hidden=[4096, 1024]).hidden == (4096, 1024)
