@@ -414,6 +414,9 @@ class Trainer:
             self.skipped.append(f"{path.name}: missing, so the replay buffer starts empty")
             return
         try:
+            with zipfile.ZipFile(path) as archive:  # np.savez stores; a compressed entry could unpack into gigabytes
+                if any(entry.compress_type != zipfile.ZIP_STORED for entry in archive.infolist()):
+                    raise ValueError("it has compressed entries, which np.savez never writes")
             with np.load(path) as data:
                 count, head = int(data["count"]), int(data["head"])
                 if count > self.replay.size:

@@ -594,3 +594,15 @@ def test_resuming_a_run_from_elsewhere_writes_nothing_through_its_links(tmp_path
     resumed = Trainer(config_for_resume(run), run, resume=True, progress=False)
     assert resumed.games == 256 and victim.read_text() == "mine\n"
     assert not (run / "eval.jsonl").is_symlink()
+
+
+def test_a_compressed_replay_from_elsewhere_is_not_unpacked(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    replay = run / "replay-000000256.npz"
+    with np.load(replay) as data:
+        np.savez_compressed(tmp_path / "packed.npz", **{k: data[k] for k in data.files})
+    replay.write_bytes((tmp_path / "packed.npz").read_bytes())  # np.savez never compresses
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    assert resumed.replay.count == 0
+    assert any("compressed entries" in note for note in resumed.skipped), resumed.skipped
