@@ -129,6 +129,10 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         newer = " (written by a newer nardy?)" if isinstance(found, str) and found.startswith("nardy-checkpoint/") else ""
         raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file{newer}"
                               + (f": its format is {found!r}" if found is not None else ""))
+    if not _plain_size_within(payload, MAX_PLAIN_NODES):
+        raise CheckpointError(f"{path} is not a checkpoint nardy wrote: its data unfolds into more than "
+                              f"{MAX_PLAIN_NODES:,} values (shared references nested deep, which written out "
+                              "as JSON would take forever)")
     if payload.get("features_version") != FEATURES_VERSION:
         raise CheckpointError(
             f"{path} was trained on features {payload.get('features_version')!r}; "
@@ -144,6 +148,28 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     network = _network_for(path, payload)
     payload["path"] = str(path)
     return network, payload
+
+
+MAX_PLAIN_NODES = 5_000_000
+"""The most values a checkpoint's plain data (config, history, training state) may unfold into,
+counting a value once for every place it is referenced from (as JSON would write it out): a
+long run's stays in the tens of thousands."""
+
+
+def _plain_size_within(data: Any, limit: int) -> bool:
+    """Whether ``data`` unfolds into at most ``limit`` values (tensors count as one each)."""
+    count, stack = 0, [data]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return True
 
 
 def _check_archive(path: Path) -> None:

@@ -286,3 +286,18 @@ def test_a_checkpoint_asking_for_a_huge_network_is_refused_before_it_is_built(tm
             dst.writestr(entry.filename, src.read(entry))
     with pytest.raises(CheckpointError, match="is compressed"):
         load_checkpoint(tmp_path / "packed.pt")
+
+
+def test_a_checkpoint_whose_data_unfolds_exponentially_is_refused(tmp_path, monkeypatch):
+    import agents.td
+
+    nested: list = []
+    for _ in range(40):  # x = [x, x], 40 deep: a small file that JSON would write out as 2**40 values
+        nested = [nested, nested]
+    save_checkpoint(tmp_path / "bomb.pt", TDNetwork((8,)), config={"notes": nested})
+    assert (tmp_path / "bomb.pt").stat().st_size < 200_000
+    monkeypatch.setattr(agents.td, "MAX_PLAIN_NODES", 100_000)  # the same check, quicker
+    with pytest.raises(CheckpointError, match="unfolds into more than 100,000 values"):
+        load_checkpoint(tmp_path / "bomb.pt")
+    save_checkpoint(tmp_path / "fine.pt", TDNetwork((8,)), config={"notes": [1, 2, 3]})
+    assert load_checkpoint(tmp_path / "fine.pt")[1]["config"] == {"notes": [1, 2, 3]}
