@@ -42,13 +42,36 @@ def _asked_rules(text: str | None):
         _usage_error(f"nardy: --rules: {exc}")
 
 
+MAX_LINE = 1 << 20
+"""The longest --jsonl input line read (1 MiB; a request is about 100 bytes): a longer one is
+answered with an error line and skipped, not held in memory whole."""
+
+
+class _TooLong(bytes):
+    """A line past MAX_LINE, its rest skipped (what _jsonl answers with an error)."""
+
+
 def _input_lines():
     """Standard input line by line, as bytes when it has them (decoded per line, so one bad
     line is one error line, whatever the locale), else as text."""
     if sys.stdin is None:  # closed (<&-): no lines
-        return iter(())
+        return
     buffer = getattr(sys.stdin, "buffer", None)
-    return iter(buffer.readline, b"") if buffer is not None else sys.stdin
+    if buffer is None:
+        yield from sys.stdin
+        return
+    while True:
+        line = buffer.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            while True:  # skip the rest of it, a piece at a time
+                rest = buffer.readline(MAX_LINE)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield _TooLong()
+            continue
+        yield line
 
 
 def _is_bot(name: str) -> bool:
@@ -77,6 +100,8 @@ def _jsonl(answer) -> int:
     failed = 0
     for number, raw in enumerate(_input_lines()):
         try:
+            if isinstance(raw, _TooLong):
+                raise ValueError(f"line longer than {MAX_LINE:,} bytes: not read (a request is one short JSON object)")
             if isinstance(raw, bytes):
                 try:
                     line = raw.decode("utf-8")
@@ -96,6 +121,9 @@ def _jsonl(answer) -> int:
         except RecursionError:
             failed += 1
             out = {"error": "not a JSON object: nested too deeply"}
+        except Exception as exc:  # a long-running server answers every line, whatever failed on it
+            failed += 1
+            out = {"error": f"could not answer this line: {type(exc).__name__}: {exc}"}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()
     return 1 if failed else 0

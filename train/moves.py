@@ -95,7 +95,9 @@ def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
         raise ValueError(f"missing key(s) {missing}")
     # Answered without them, the line would get another answer than it asks for; a near miss
     # ("Rules", "rule") is taken for what it surely means.
-    options = {key: option for key in request if key not in ("position", "dice")
+    # (A key much longer than any option cannot be a near miss: not compared, so a huge key costs nothing.)
+    longest = max(len(o) for o in STREAM_OPTIONS)
+    options = {key: option for key in request if key not in ("position", "dice") and len(str(key)) <= 2 * longest
                for option in difflib.get_close_matches(str(key).lower(), STREAM_OPTIONS, n=1, cutoff=0.75)}
     if options:
         raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: such settings apply to "

@@ -473,3 +473,34 @@ def test_plot_beside_a_run_log_replaces_a_link_there_not_its_target(tmp_path):
     out = run("plot", str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert victim.read_text() == "mine" and not (tmp_path / "training_curve.png").is_symlink()
+
+
+def test_jsonl_answers_an_overlong_line_with_an_error_and_goes_on():
+    good = json.dumps({"position": START_NPN, "dice": [6, 5]})
+    huge_key = json.dumps({"position": START_NPN, "dice": [6, 5], "k" * 500_000: 1})  # no slow near-miss search
+    stdin = "\n".join([good, "x" * 2_000_000, huge_key, good]) + "\n"
+    out = run("moves", "--jsonl", stdin=stdin, timeout=60)
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert len(answers) == 4 and out.returncode == 1
+    assert "results" in answers[0] and "results" in answers[3] and "results" in answers[2]
+    assert answers[1]["error"].startswith("line longer than 1,048,576 bytes")
+
+
+def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
+    import io
+
+    import train.cli
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"a": 1}\n{"b": 2}\n')))
+    calls = []
+
+    def answer(line):
+        calls.append(line)
+        if len(calls) == 1:
+            raise RuntimeError("the served graph failed")  # onnxruntime's own errors, say
+        return {"ok": True}
+
+    assert train.cli._jsonl(answer) == 1
+    first, second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert first == {"error": "could not answer this line: RuntimeError: the served graph failed"}
+    assert second == {"ok": True}
