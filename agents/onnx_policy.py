@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -163,11 +164,13 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
 def _external_data(model: bytes) -> list[str]:
     """The files a graph's tensors name as external data (none in ours: an export is one file).
 
-    onnxruntime would read them from the working directory when given the graph's bytes, so a
-    policy.onnx from elsewhere could read files there into its answers; such a graph is refused.
-    Checked with the onnx package when it is installed (it is a dependency of nardy)."""
+    Every tensor anywhere in the model is looked at (initializers, sparse ones, node attributes
+    of every kind, subgraphs, local functions). Checked with the onnx package when it is
+    installed (a dependency of nardy); the session is also made from an empty folder
+    (``_session``), so a graph the check missed still finds nothing to read."""
     try:
         import onnx
+        from google.protobuf.message import Message
     except ImportError:
         return []
     try:
@@ -175,34 +178,19 @@ def _external_data(model: bytes) -> list[str]:
     except Exception:  # not a graph at all: onnxruntime says so in its own words
         return []
     found: list[str] = []
-
-    def tensor(t) -> None:
-        if t.data_location == onnx.TensorProto.EXTERNAL or len(t.external_data):
-            found.append(next((e.value for e in t.external_data if e.key == "location"), "?"))
-
-    def graph(g) -> None:
-        for t in g.initializer:
-            tensor(t)
-        for sparse in g.sparse_initializer:
-            tensor(sparse.values)
-            tensor(sparse.indices)
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.HasField("t"):
-                    tensor(attr.t)
-                for t in attr.tensors:
-                    tensor(t)
-                if attr.HasField("g"):
-                    graph(attr.g)
-                for sub in attr.graphs:
-                    graph(sub)
-
-    graph(proto.graph)
-    for function in proto.functions:
-        for node in function.node:
-            for attr in node.attribute:
-                if attr.HasField("t"):
-                    tensor(attr.t)
+    stack: list = [proto]
+    while stack:
+        message = stack.pop()
+        if isinstance(message, onnx.TensorProto) and (
+                message.data_location == onnx.TensorProto.EXTERNAL or len(message.external_data)):
+            found.append(next((e.value for e in message.external_data if e.key == "location"), "?"))
+        for field, value in message.ListFields():
+            if field.type != field.TYPE_MESSAGE:
+                continue
+            if isinstance(value, Message):
+                stack.append(value)
+            else:  # a repeated field of messages
+                stack.extend(v for v in value if isinstance(v, Message))
     return found
 
 
@@ -217,20 +205,28 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     except ImportError:
         raise PolicyError("onnxruntime is not installed; an exported policy needs it "
                           "(pip install onnxruntime)") from None
-    if isinstance(model, bytes):
-        external = _external_data(model)
-        if external:
-            raise PolicyError(f"{where or 'the model'} names external data files ({_printable(', '.join(external[:3]))}); "
-                              "an exported policy is one self-contained file, so this one is not loaded")
+    where = where or ("the model" if isinstance(model, bytes) else str(model))
+    try:
+        data = model if isinstance(model, bytes) else Path(model).read_bytes()
+    except OSError as exc:
+        raise PolicyError(f"cannot read {where}: {exc.strerror or exc}") from None
+    external = _external_data(data)
+    if external:
+        raise PolicyError(f"{where} names external data files ({_printable(', '.join(external[:3]))}); "
+                          "an exported policy is one self-contained file, so this one is not loaded")
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, int(threads))
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only
-    source = model if isinstance(model, bytes) else str(model)
     try:
-        return ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
+        # From a file in an empty folder of its own: onnxruntime looks for external data beside
+        # the model, and finds nothing there to read (given bytes, it would look in the working
+        # directory).
+        with tempfile.TemporaryDirectory(prefix="nardy-policy-") as folder:
+            alone = Path(folder) / "policy.onnx"
+            alone.write_bytes(data)
+            return ort.InferenceSession(str(alone), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own classes for unreadable graphs
-        where = where or ("the model" if isinstance(model, bytes) else str(model))
         raise PolicyError(f"onnxruntime cannot load {where}: {_printable(str(exc).strip())}") from None
 
 

@@ -674,4 +674,35 @@ def test_a_graph_naming_external_data_is_refused_before_onnxruntime_reads_it(tmp
     with pytest.raises(PolicyError, match=r"names external data files \(secret.bin\\x1b\[31m\)") as caught:
         OnnxEvaluator(model)
     assert "\x1b" not in str(caught.value)  # the model's strings cannot drive the terminal
+    # Tucked into a Constant node's sparse value, where onnxruntime does read it from bytes.
+    values = numpy_helper.from_array(np.zeros(4, dtype=np.float32), "v")
+    set_external_data(values, location="secret.bin")
+    values.data_location = TensorProto.EXTERNAL
+    values.ClearField("raw_data")
+    sparse = helper.make_sparse_tensor(values, numpy_helper.from_array(np.arange(4, dtype=np.int64), "i"), [4])
+    constant = helper.make_node("Constant", [], ["equity"], sparse_value=sparse)
+    graph = helper.make_graph([constant], "g", [helper.make_tensor_value_info("positions", TensorProto.FLOAT, [None, 50])],
+                              [helper.make_tensor_value_info("equity", TensorProto.FLOAT, [4])])
+    with pytest.raises(PolicyError, match=r"names external data files \(secret.bin\)"):
+        OnnxEvaluator(helper.make_model(graph).SerializeToString())
     onnx.checker.check_model(helper.make_model(helper.make_graph([], "g", [], [])))  # the package works here
+
+
+def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, monkeypatch):
+    # Whatever a graph names as external data, there is nothing beside it to read.
+    import onnxruntime
+
+    from agents.onnx_policy import OnnxEvaluator, load_policy
+
+    seen = []
+    real = onnxruntime.InferenceSession
+
+    def session(path, *args, **kwargs):
+        from pathlib import Path
+
+        seen.append(sorted(p.name for p in Path(path).parent.iterdir()))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", session)
+    evaluator, _ = load_policy("checkpoints/default")
+    assert seen == [["policy.onnx"]] and isinstance(evaluator, OnnxEvaluator)
