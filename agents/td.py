@@ -112,6 +112,10 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
             raise CheckpointError(f"{path} is not a checkpoint (not a zip archive as torch.save writes; "
                                   "nardy train writes checkpoint.pt)")
     _check_archive(path)
+    if not _pickle_unfolds_within(_data_pickle(path), MAX_PLAIN_NODES):
+        raise CheckpointError(f"{path} is not a checkpoint nardy wrote: its data unfolds into more than "
+                              f"{MAX_PLAIN_NODES:,} values (shared references nested deep, which loading "
+                              "or writing out as JSON would take forever), or is not plain data")
     try:
         # weights_only: a checkpoint named on the command line may come from anyone, and
         # ours hold only tensors and plain data, so nothing in it may run code on load.
@@ -156,6 +160,103 @@ counting a value once for every place it is referenced from (as JSON would write
 long run's stays in the tens of thousands."""
 
 
+def _pickle_unfolds_within(pickled: bytes, limit: int) -> bool:
+    """Whether the pickle ``pickled`` builds data that unfolds into at most ``limit`` values, found
+    by reading its opcodes without running them (unpickling shared references nested deep, say
+    as a dict key, could take hours by itself). False for cycles and opcodes nardy never writes."""
+    import pickletools
+
+    class Node:
+        __slots__ = ("kids",)
+
+        def __init__(self, kids: list | None = None) -> None:
+            self.kids = kids if kids is not None else []
+
+    stack: list[Any] = []
+    marks: list[int] = []
+    memo: dict[Any, Any] = {}
+
+    def take_mark() -> list:
+        at = marks.pop()
+        items = stack[at:]
+        del stack[at:]
+        return items
+
+    try:
+        for op, arg, _ in pickletools.genops(pickled):
+            name = op.name
+            if name in ("PROTO", "FRAME"):
+                continue
+            if name == "STOP":
+                break
+            if name == "MARK":
+                marks.append(len(stack))
+            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = stack[-1]
+            elif name == "MEMOIZE":
+                memo[len(memo)] = stack[-1]
+            elif name in ("GET", "BINGET", "LONG_BINGET"):
+                stack.append(memo[arg])
+            elif name in ("EMPTY_LIST", "EMPTY_DICT", "EMPTY_TUPLE", "EMPTY_SET"):
+                stack.append(Node())
+            elif name in ("LIST", "TUPLE", "DICT", "FROZENSET"):
+                stack.append(Node(take_mark()))
+            elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+                n = int(name[-1])
+                items = stack[-n:]
+                del stack[-n:]
+                stack.append(Node(items))
+            elif name == "APPEND":
+                item = stack.pop()
+                stack[-1].kids.append(item)
+            elif name == "SETITEM":
+                value, key = stack.pop(), stack.pop()
+                stack[-1].kids.extend([key, value])
+            elif name in ("APPENDS", "SETITEMS", "ADDITEMS"):
+                items = take_mark()
+                stack[-1].kids.extend(items)
+            elif name in ("REDUCE", "NEWOBJ"):
+                args, func = stack.pop(), stack.pop()
+                stack.append(Node([func, args]))
+            elif name == "BUILD":
+                state = stack.pop()
+                stack[-1].kids.append(state)
+            elif name == "BINPERSID":
+                stack.append(Node([stack.pop()]))
+            elif name == "POP":
+                stack.pop()
+            elif name == "DUP":
+                stack.append(stack[-1])
+            elif not op.stack_before and len(op.stack_after) == 1:  # a constant: int, float, str, bytes...
+                stack.append(Node())
+            else:
+                return False  # GLOBAL and the like are handled above; nothing else is in nardy's files
+    except (ValueError, IndexError, KeyError, AttributeError):  # not a pickle this reading follows
+        return False
+    # Unfolded sizes, each node's computed once (so this walk is small), capped past the limit.
+    sizes: dict[int, int] = {}
+    for root in stack:
+        todo = [(root, False)]
+        busy: set[int] = set()
+        while todo:
+            node, done = todo.pop()
+            key = id(node)
+            if key in sizes:
+                continue
+            if done:
+                busy.discard(key)
+                sizes[key] = min(limit + 1, 1 + sum(sizes[id(k)] for k in node.kids))
+                if sizes[key] > limit:
+                    return False
+                continue
+            if key in busy:
+                return False  # a cycle
+            busy.add(key)
+            todo.append((node, True))
+            todo.extend((k, False) for k in node.kids if id(k) not in sizes)
+    return True
+
+
 def _plain_size_within(data: Any, limit: int) -> bool:
     """Whether ``data`` unfolds into at most ``limit`` values (tensors count as one each)."""
     count, stack = 0, [data]
@@ -170,6 +271,16 @@ def _plain_size_within(data: Any, limit: int) -> bool:
         elif isinstance(item, list | tuple):
             stack.extend(item)
     return True
+
+
+def _data_pickle(path: Path) -> bytes:
+    """The pickle inside a torch.save archive (``<name>/data.pkl``; empty when there is none)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if n.endswith("data.pkl")]
+            return archive.read(names[0]) if len(names) == 1 else b""
+    except (OSError, zipfile.BadZipFile, KeyError):
+        return b""
 
 
 def _check_archive(path: Path) -> None:

@@ -301,3 +301,28 @@ def test_a_checkpoint_whose_data_unfolds_exponentially_is_refused(tmp_path, monk
         load_checkpoint(tmp_path / "bomb.pt")
     save_checkpoint(tmp_path / "fine.pt", TDNetwork((8,)), config={"notes": [1, 2, 3]})
     assert load_checkpoint(tmp_path / "fine.pt")[1]["config"] == {"notes": [1, 2, 3]}
+
+
+def _with_shared_tuple_key(tmp_path, depth: int):
+    """A checkpoint whose config holds {t: 1}, t = (t', t'), ... ``depth`` deep: small on disk, but
+    unpickling hashes the key 2**depth times (crafted at the opcode level; Python could not build it)."""
+    import zipfile
+
+    save_checkpoint(tmp_path / "base.pt", TDNetwork((8,)), config={"notes": "SLOT"})
+    with zipfile.ZipFile(tmp_path / "base.pt") as src:
+        name = next(n for n in src.namelist() if n.endswith("data.pkl"))
+        data = src.read(name)
+        slot = b"X\x04\x00\x00\x00SLOT"  # BINUNICODE 'SLOT'
+        dag = b"K\x01\x85" + b"q\xfah\xfa\x86" * depth  # (1,), then (t, t) via BINPUT/BINGET 250, TUPLE2
+        crafted = data.replace(slot, b"}" + dag + b"K\x01s")  # EMPTY_DICT, key, 1, SETITEM
+        assert crafted != data
+        with zipfile.ZipFile(tmp_path / "bomb.pt", "w", zipfile.ZIP_STORED) as dst:
+            for info in src.infolist():
+                dst.writestr(info, crafted if info.filename == name else src.read(info))
+    return tmp_path / "bomb.pt"
+
+
+def test_a_checkpoint_that_would_take_hours_to_unpickle_is_refused_before_unpickling(tmp_path):
+    bomb = _with_shared_tuple_key(tmp_path, 60)  # 2**60 hashes: never finished
+    with pytest.raises(CheckpointError, match="unfolds into more than"):
+        load_checkpoint(bomb)
