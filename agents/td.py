@@ -278,7 +278,12 @@ def _data_pickle(path: Path) -> bytes:
     try:
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if n.endswith("data.pkl")]
-            return archive.read(names[0]) if len(names) == 1 else b""
+            if len(names) != 1:
+                return b""
+            with archive.open(names[0]) as fh:
+                if archive.getinfo(names[0]).CRC == 0:  # none recorded (see _check_archive): read as torch does
+                    fh._expected_crc = None  # type: ignore[attr-defined]  # zipfile's own way to skip the check
+                return fh.read()
     except (OSError, zipfile.BadZipFile, KeyError):
         return b""
 
