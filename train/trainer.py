@@ -417,6 +417,7 @@ class Trainer:
             with zipfile.ZipFile(path) as archive:  # np.savez stores; a compressed entry could unpack into gigabytes
                 if any(entry.compress_type != zipfile.ZIP_STORED for entry in archive.infolist()):
                     raise ValueError("it has compressed entries, which np.savez never writes")
+                _check_replay_headers(archive, self.replay.size)  # before numpy allocates what a header claims
             with np.load(path) as data:
                 count, head = int(data["count"]), int(data["head"])
                 if count > self.replay.size:
@@ -424,7 +425,7 @@ class Trainer:
                 self.replay.raw[:count] = data["raw"]
                 self.replay.targets[:count] = data["targets"]
                 self.replay.count, self.replay.head = count, head % self.replay.size
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile) as exc:
             self.replay = _Replay(self.config.replay_size)
             self.skipped.append(f"{path.name}: unreadable ({exc}), so the replay buffer starts empty")
 
@@ -975,6 +976,20 @@ class RateWindow:
             games = self.games or self.untimed
         return {"games_per_s": games / elapsed, "updates_per_s": (updates - self.updates) / elapsed,
                 "learner_busy": self.learn_s / elapsed}
+
+
+def _check_replay_headers(archive: zipfile.ZipFile, size: int) -> None:
+    """Raise ValueError unless a replay file's arrays are what nardy writes: ``raw`` uint8 [n, 50]
+    and ``targets`` float32 [n, 4] with n at most the replay size (read from their .npy headers)."""
+    want = {"raw.npy": (np.dtype(np.uint8), 50), "targets.npy": (np.dtype(np.float32), 4)}
+    for name, (dtype, width) in want.items():
+        with archive.open(name) as fh:
+            version = np.lib.format.read_magic(fh)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, _, found = read_header(fh)
+        if found != dtype or len(shape) != 2 or shape[1] != width or shape[0] > size:
+            raise ValueError(f"{name} is {found} {list(shape)}, not {dtype} [n <= {size}, {width}]")
 
 
 def _same_setting(key: str, a: Any, b: Any) -> bool:

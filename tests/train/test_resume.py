@@ -606,3 +606,24 @@ def test_a_compressed_replay_from_elsewhere_is_not_unpacked(tmp_path):
     resumed = Trainer(trainer.config, run, resume=True, progress=False)
     assert resumed.replay.count == 0
     assert any("compressed entries" in note for note in resumed.skipped), resumed.skipped
+
+
+def test_a_replay_whose_header_claims_a_huge_array_is_not_allocated(tmp_path):
+    import io
+    import zipfile
+
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    replay = run / "replay-000000256.npz"
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (10**12, 50)})
+    with np.load(replay) as data:
+        kept = {k: data[k] for k in data.files}
+    with zipfile.ZipFile(replay, "w", zipfile.ZIP_STORED) as out:  # 50 TB claimed in a few hundred bytes
+        for name, array in kept.items():
+            body = io.BytesIO()
+            np.save(body, array)
+            out.writestr(f"{name}.npy", header.getvalue() if name == "raw" else body.getvalue())
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    assert resumed.replay.count == 0
+    assert any("raw.npy is uint8 [1000000000000, 50]" in note for note in resumed.skipped), resumed.skipped
