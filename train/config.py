@@ -134,13 +134,13 @@ class TrainConfig:
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
         taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
         need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
-             f"(got {taken})")
+             f"({taken} are taken)")
         # No code players: a config travels with a run directory (config.json, the checkpoint's copy),
         # and resuming someone's run must not run a file it names. Measure yours with nardy eval.
         code = [o for o in self.eval_opponents if names_code(o)]
         need(not code, "eval_opponents", f"bots or network players (a run, checkpoint or export), not code "
              f"(FILE.py:NAME, module:NAME: a run's config must not name code to run; measure such a player "
-             f"with nardy eval); got {code}")
+             f"with nardy eval): {code} would run code")
         # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
         # anything with a path in it is checked when it is loaded.
         try:

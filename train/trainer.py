@@ -1041,18 +1041,25 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
     if not path.is_file() or path.stat().st_size == 0:
         # Lost (deleted, or cut short by a full disk): every checkpoint holds the settings too.
         lost = "empty" if path.is_file() else "missing"
+        refused: ConfigError | None = None
         for checkpoint in [run_dir / "checkpoint.pt", *reversed(numbered_checkpoints(run_dir))]:
             try:
                 settings = load_checkpoint(checkpoint)[1].get("config")
                 if not isinstance(settings, dict):
                     continue
                 config = TrainConfig.from_dict(settings, where=str(checkpoint))
-            except (CheckpointError, ConfigError):
+            except CheckpointError:
+                continue
+            except ConfigError as exc:  # readable, but its settings are not accepted: say why at the end
+                refused = refused or exc
                 continue
             save_config(run_dir, config)
             print(f"note: {path} was {lost}; written again from the settings "
                   f"in {checkpoint.name}", file=sys.stderr, flush=True)
             return config
+        if refused is not None:
+            raise TrainError(f"cannot resume {run_dir}: no config.json there, and the settings in its "
+                             f"checkpoint are refused: {refused}")
         raise TrainError(f"cannot resume {run_dir}: no config.json there and no readable checkpoint "
                          "(not a run folder?)")
     try:
@@ -1063,7 +1070,8 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
     except json.JSONDecodeError as exc:
         raise TrainError(f"cannot resume {run_dir}: {path} is not valid JSON ({exc})") from None
     except ConfigError as exc:
-        raise TrainError(f"cannot resume {run_dir}: {exc}") from None
+        raise TrainError(f"cannot resume {run_dir}: {exc} (the run's settings are in {path}; a value "
+                         "this version refuses is changed there, not with --set)") from None
 
 
 def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:
@@ -1082,7 +1090,7 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
         raise TrainError(f"unknown setting(s) {', '.join(unknown)}; --resume can change "
                          f"{', '.join(RESUMABLE_KEYS)}")
     refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
-                     and (k not in current or _plain(v) != current[k]))
+                     and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:
         raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
                          "(start a new run for those)")

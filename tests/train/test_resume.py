@@ -627,3 +627,16 @@ def test_a_replay_whose_header_claims_a_huge_array_is_not_allocated(tmp_path):
     resumed = Trainer(trainer.config, run, resume=True, progress=False)
     assert resumed.replay.count == 0
     assert any("raw.npy is uint8 [1000000000000, 50]" in note for note in resumed.skipped), resumed.skipped
+
+
+def test_resume_accepts_the_same_rules_spelt_otherwise_and_says_where_to_fix_refused_settings(tmp_path):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    for same in ({}, {"block_rule": "ahead"}, {"head_exception": [6, 4, 3]}):
+        assert resume_with_changes(trainer.config, {"rules": same}).rules_obj == trainer.config.rules_obj
+    config = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps({**config, "eval_opponents": ["random", "mybots.py:Greedy"]}))
+    with pytest.raises(TrainError, match=r"would run code.*the run's settings are in .*config.json"):
+        config_for_resume(run)
+    (run / "config.json").unlink()  # then from the checkpoint, whose settings are accepted
+    assert config_for_resume(run).eval_opponents == trainer.config.eval_opponents
