@@ -45,7 +45,7 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: 
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
         old = os.lstat(target)
-        mode = stat.S_IMODE(old.st_mode) if stat.S_ISREG(old.st_mode) else 0o666 & ~_umask()
+        mode = old.st_mode & 0o777 if stat.S_ISREG(old.st_mode) else 0o666 & ~_umask()  # never setuid and such
     except OSError:
         mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)

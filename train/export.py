@@ -22,6 +22,7 @@ import io
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
 import warnings
@@ -243,6 +244,10 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
     try:
         for name, data in files.items():
             staged[name] = write_atomic(out / f".{name}.new", functools.partial(_write_bytes, data))
+            with contextlib.suppress(OSError):  # a file replaced keeps its permissions (0600 stays 0600)
+                final = os.lstat(out / name)
+                if stat.S_ISREG(final.st_mode):
+                    os.chmod(staged[name], final.st_mode & 0o777)
     except BaseException:  # a full disk, Ctrl-C: nothing staged stays behind
         for name in files:
             (out / f".{name}.new").unlink(missing_ok=True)

@@ -494,9 +494,11 @@ def test_cmd_export_reports_success_and_failure(checkpoint, tmp_path, capsys):
     assert read_policy_json(out)["onnx"]["exporter"] == "torchscript"
     assert cmd_export(_export_args(str(checkpoint), "--out", str(out))) == 1
     assert "nardy export:" in capsys.readouterr().err
+    (out / "policy.onnx").chmod(0o600)  # kept private by its owner
     assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--force", "--json",
                                    "--exporter", "torchscript", "--positions", "64")) == 0
     assert json.loads(capsys.readouterr().out)["verification"]["positions"] == 64
+    assert (out / "policy.onnx").stat().st_mode & 0o777 == 0o600  # replaced, still private
 
 
 def test_an_export_that_does_not_read_back_is_reported_not_raised(checkpoint, tmp_path, capsys, monkeypatch):

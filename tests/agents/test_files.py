@@ -147,3 +147,10 @@ def test_a_pipe_or_a_link_to_dev_stdout_is_written_as_a_stream_not_replaced(tmp_
     assert is_stream(link) and is_stream("/dev/stdout") and is_stream("/dev/fd/1")
     assert not is_stream(tmp_path / "new.jsonl") and not is_stream("/dev/shm/run.pt") and not is_stream(tmp_path)
     assert not is_stream("/dev/stdot")  # a typo names no device: not written into /dev as a stream
+
+
+def test_a_replaced_file_never_takes_setuid_or_sticky_bits(tmp_path):
+    path = write_atomic(tmp_path / "f", lambda fh: fh.write(b"1"))
+    path.chmod(0o4755 | stat.S_ISVTX)
+    write_atomic(path, lambda fh: fh.write(b"2"))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o755

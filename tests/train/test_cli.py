@@ -504,3 +504,22 @@ def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
     first, second = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert first == {"error": "could not answer this line: RuntimeError: the served graph failed"}
     assert second == {"ok": True}
+
+
+def test_a_key_too_long_to_be_a_near_miss_is_not_compared(monkeypatch):
+    import difflib
+
+    import train.moves
+
+    compared = []
+    real = difflib.get_close_matches
+
+    def counting(word, *args, **kwargs):
+        compared.append(len(word))
+        return real(word, *args, **kwargs)
+
+    monkeypatch.setattr(train.moves.difflib, "get_close_matches", counting)
+    line = json.dumps({"position": START_NPN, "dice": [6, 5], "Rule": 1, "k" * 100_000: 1})
+    with pytest.raises(ValueError, match="'Rule' cannot be set per line"):
+        train.moves.moves_record(line)
+    assert compared == [4]  # "Rule" is looked at; the 100,000-character key is not
