@@ -153,8 +153,12 @@ def _resolvers():
         try:
             resolvers.append(ep.load())
         except Exception as exc:  # a broken third-party package
+            ours = ep.value == "agents.registry:resolve" and isinstance(exc, ImportError) \
+                and (getattr(exc, "name", None) or "").split(".")[0] == "agents"
+            hint = (" (is a module named 'agents' of your own shadowing nardy's? nardy's packages are "
+                    "agents, train and nardy_env: run from another folder or rename yours)") if ours else ""
             warnings.warn(f"nardy.players entry point {ep.name!r} ({ep.value}) failed to load and is "
-                          f"skipped: {type(exc).__name__}: {exc}", stacklevel=3)
+                          f"skipped: {type(exc).__name__}: {exc}{hint}", stacklevel=3)
     return resolvers
 
 
