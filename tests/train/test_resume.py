@@ -596,37 +596,34 @@ def test_resuming_a_run_from_elsewhere_writes_nothing_through_its_links(tmp_path
     assert not (run / "eval.jsonl").is_symlink()
 
 
-def test_a_compressed_replay_from_elsewhere_is_not_unpacked(tmp_path):
-    run = tmp_path / "run"
-    trainer = _trained(run, steps=1)
-    replay = run / "replay-000000256.npz"
-    with np.load(replay) as data:
-        np.savez_compressed(tmp_path / "packed.npz", **{k: data[k] for k in data.files})
-    replay.write_bytes((tmp_path / "packed.npz").read_bytes())  # np.savez never compresses
-    resumed = Trainer(trainer.config, run, resume=True, progress=False)
-    assert resumed.replay.count == 0
-    assert any("compressed entries" in note for note in resumed.skipped), resumed.skipped
-
-
-def test_a_replay_whose_header_claims_a_huge_array_is_not_allocated(tmp_path):
+def test_a_replay_from_elsewhere_that_would_take_gigabytes_is_refused(tmp_path):
     import io
     import zipfile
 
-    run = tmp_path / "run"
-    trainer = _trained(run, steps=1)
-    replay = run / "replay-000000256.npz"
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (10**12, 50)})
-    with np.load(replay) as data:
-        kept = {k: data[k] for k in data.files}
-    with zipfile.ZipFile(replay, "w", zipfile.ZIP_STORED) as out:  # 50 TB claimed in a few hundred bytes
-        for name, array in kept.items():
-            body = io.BytesIO()
-            np.save(body, array)
-            out.writestr(f"{name}.npy", header.getvalue() if name == "raw" else body.getvalue())
-    resumed = Trainer(trainer.config, run, resume=True, progress=False)
-    assert resumed.replay.count == 0
-    assert any("raw.npy is uint8 [1000000000000, 50]" in note for note in resumed.skipped), resumed.skipped
+    def compressed(replay, kept):  # np.savez never compresses: a small file could unpack into gigabytes
+        np.savez_compressed(tmp_path / "packed.npz", **kept)
+        replay.write_bytes((tmp_path / "packed.npz").read_bytes())
+
+    def huge_header(replay, kept):  # 50 TB claimed in a few hundred bytes
+        header = io.BytesIO()
+        np.lib.format.write_array_header_1_0(header, {"descr": "|u1", "fortran_order": False, "shape": (10**12, 50)})
+        with zipfile.ZipFile(replay, "w", zipfile.ZIP_STORED) as out:
+            for name, array in kept.items():
+                body = io.BytesIO()
+                np.save(body, array)
+                out.writestr(f"{name}.npy", header.getvalue() if name == "raw" else body.getvalue())
+
+    for k, (spoil, reason) in enumerate(((compressed, "compressed entries"),
+                                         (huge_header, "raw.npy is uint8 [1000000000000, 50]"))):
+        run = tmp_path / f"run{k}"
+        trainer = _trained(run, steps=1)
+        replay = run / "replay-000000256.npz"
+        with np.load(replay) as data:
+            kept = {name: data[name] for name in data.files}
+        spoil(replay, kept)
+        resumed = Trainer(trainer.config, run, resume=True, progress=False)
+        assert resumed.replay.count == 0
+        assert any(reason in note for note in resumed.skipped), resumed.skipped
 
 
 def test_resume_accepts_the_same_rules_spelt_otherwise_and_says_where_to_fix_refused_settings(tmp_path):
