@@ -133,10 +133,6 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         newer = " (written by a newer nardy?)" if isinstance(found, str) and found.startswith("nardy-checkpoint/") else ""
         raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file{newer}"
                               + (f": its format is {found!r}" if found is not None else ""))
-    if not _plain_size_within(payload, MAX_PLAIN_NODES):
-        raise CheckpointError(f"{path} is not a checkpoint nardy wrote: its data unfolds into more than "
-                              f"{MAX_PLAIN_NODES:,} values (shared references nested deep, which written out "
-                              "as JSON would take forever)")
     if payload.get("features_version") != FEATURES_VERSION:
         raise CheckpointError(
             f"{path} was trained on features {payload.get('features_version')!r}; "
@@ -254,22 +250,6 @@ def _pickle_unfolds_within(pickled: bytes, limit: int) -> bool:
             busy.add(key)
             todo.append((node, True))
             todo.extend((k, False) for k in node.kids if id(k) not in sizes)
-    return True
-
-
-def _plain_size_within(data: Any, limit: int) -> bool:
-    """Whether ``data`` unfolds into at most ``limit`` values (tensors count as one each)."""
-    count, stack = 0, [data]
-    while stack:
-        item = stack.pop()
-        count += 1
-        if count > limit:
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list | tuple):
-            stack.extend(item)
     return True
 
 
