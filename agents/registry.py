@@ -15,7 +15,7 @@ import warnings
 from pathlib import Path
 
 from nardy_env import Rules
-from nardy_env.players import Player
+from nardy_env.players import SHADOWED, Player, shadowed
 
 from .bots import BOTS
 
@@ -97,10 +97,8 @@ def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player
         try:
             from .td import td_player
         except ImportError as exc:
-            if exc.name is not None and exc.name.split(".")[0] == "agents":  # ours not found: another 'agents'
-                raise ImportError(f"{exc} (while loading {base}: is a module named 'agents' of your own "
-                                  "shadowing nardy's? nardy's packages are agents, train and nardy_env)",
-                                  name=exc.name) from exc
+            if shadowed(exc):  # ours not found: another 'agents' first on the path
+                raise ImportError(f"{exc} (while loading {base}: {SHADOWED})", name=exc.name) from exc
             if exc.name is not None and exc.name.split(".")[0] != "torch":
                 raise  # torch is there but something it needs is not: its own message says what
             raise ValueError(f"{base} is a torch checkpoint and torch is not installed; install torch, "

@@ -153,13 +153,21 @@ def _resolvers():
         try:
             resolvers.append(ep.load())
         except Exception as exc:  # a broken third-party package
-            ours = ep.value == "agents.registry:resolve" and isinstance(exc, ImportError) \
-                and (getattr(exc, "name", None) or "").split(".")[0] == "agents"
-            hint = (" (is a module named 'agents' of your own shadowing nardy's? nardy's packages are "
-                    "agents, train and nardy_env: run from another folder or rename yours)") if ours else ""
+            ours = ep.value == "agents.registry:resolve" and shadowed(exc)
+            hint = f" ({SHADOWED})" if ours else ""
             warnings.warn(f"nardy.players entry point {ep.name!r} ({ep.value}) failed to load and is "
                           f"skipped: {type(exc).__name__}: {exc}{hint}", stacklevel=3)
     return resolvers
+
+
+SHADOWED = ("is a module named 'agents' of your own shadowing nardy's? nardy's packages are agents, train "
+            "and nardy_env: run from another folder or rename yours")
+"""What to say when one of nardy's own modules cannot be found under ``agents``."""
+
+
+def shadowed(exc: BaseException) -> bool:
+    """Whether ``exc`` is an import of nardy's ``agents`` package failing (another ``agents`` found first)."""
+    return isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "agents"
 
 
 class FunctionPlayer:
