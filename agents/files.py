@@ -7,11 +7,12 @@ import os
 import stat
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["write_atomic", "is_stream", "file_sha256"]
+__all__ = ["write_atomic", "is_stream", "compressed_entries", "file_sha256"]
 
 
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: bool = False) -> Path:
@@ -87,6 +88,13 @@ def _same_file(path: Path, stream: object) -> bool:
         return os.path.samestat(os.stat(path), os.fstat(stream.fileno()))  # type: ignore[attr-defined]
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def compressed_entries(archive: zipfile.ZipFile) -> list[str]:
+    """The names of an archive's compressed entries. torch.save and np.savez store theirs, so
+    in a file of theirs from elsewhere such an entry is refused: it could unpack a small file
+    into gigabytes."""
+    return [entry.filename for entry in archive.infolist() if entry.compress_type != zipfile.ZIP_STORED]
 
 
 def _umask() -> int:

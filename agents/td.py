@@ -23,7 +23,7 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
 from nardy_env.rules import DEFAULT_RULES, as_rules
 
-from .files import file_sha256, write_atomic
+from .files import compressed_entries, file_sha256, write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer, rules_to_play
 
@@ -270,13 +270,12 @@ def _data_pickle(path: Path) -> bytes:
 
 def _check_archive(path: Path) -> None:
     """Refuse a checkpoint whose zip entries fail their checksums (torch.load does not check them)."""
-    bad = bad_kind = None
+    bad: str | None = None
+    packed: list[str] = []
     try:
         with zipfile.ZipFile(path) as archive:
-            for entry in archive.infolist():
-                if entry.compress_type != zipfile.ZIP_STORED:  # torch.save never compresses: a small
-                    bad_kind = entry.filename                  # file must not unpack into gigabytes
-                    break
+            packed = compressed_entries(archive)
+            for entry in [] if packed else archive.infolist():  # a compressed file is refused unread
                 # A CRC of 0 means none was recorded (torch.serialization.set_crc32_options(False)).
                 if entry.CRC == 0 and entry.file_size:
                     continue
@@ -290,8 +289,8 @@ def _check_archive(path: Path) -> None:
     except Exception as exc:  # any damage to the archive's directory (bad names, sizes, offsets)
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
                               f"{_first_line(exc)}") from None
-    if bad_kind is not None:
-        raise CheckpointError(f"{path} is not a checkpoint torch.save wrote: its entry {bad_kind!r} is compressed")
+    if packed:
+        raise CheckpointError(f"{path} is not a checkpoint torch.save wrote: its entry {packed[0]!r} is compressed")
     if bad is not None:
         raise CheckpointError(f"{path} is damaged: its entry {bad!r} fails its checksum")
 

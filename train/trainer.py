@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.files import write_atomic
+from agents.files import compressed_entries, write_atomic
 from agents.network import TDNetwork
 from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
@@ -415,7 +415,7 @@ class Trainer:
             return
         try:
             with zipfile.ZipFile(path) as archive:  # np.savez stores; a compressed entry could unpack into gigabytes
-                if any(entry.compress_type != zipfile.ZIP_STORED for entry in archive.infolist()):
+                if compressed_entries(archive):
                     raise ValueError("it has compressed entries, which np.savez never writes")
                 _check_replay_headers(archive, self.replay.size)  # before numpy allocates what a header claims
             with np.load(path) as data:
