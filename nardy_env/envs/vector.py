@@ -142,8 +142,9 @@ class LongNardyVectorEnv(VectorEnv):
     ## Episode End
 
     Terminated when a side bears off its 15th checker; truncated after
-    ``max_episode_steps`` steps of a sub-env when that is set. Either way
-    sub-env i restarts on its next step (autoreset, above).
+    ``max_episode_steps`` steps of a sub-env when that is set (as with
+    Gymnasium's ``TimeLimit``, a game that ends on that very step reports both
+    flags). Either way sub-env i restarts on its next step (autoreset, above).
 
     ## Arguments
 
@@ -281,7 +282,8 @@ class LongNardyVectorEnv(VectorEnv):
         self._steps[reset_rows] = 0
         self._steps[play_rows] += 1
         if self.max_episode_steps is not None:
-            truncated = (self._steps >= self.max_episode_steps) & ~terminated
+            # As Gymnasium's TimeLimit: truncated at the limit even when that step also ends the game.
+            truncated = self._steps >= self.max_episode_steps
             truncated[reset_rows] = False
         else:
             truncated = np.zeros(self.num_envs, dtype=bool)

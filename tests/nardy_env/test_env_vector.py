@@ -304,3 +304,23 @@ def test_only_next_step_autoreset_is_offered_and_another_mode_is_refused_by_name
     with pytest.raises(ValueError, match="next-step mode only .*vectorization_mode='sync'"):
         gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point",
                      autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+def test_a_game_ending_exactly_at_max_episode_steps_is_truncated_as_with_time_limit():
+    # Gymnasium's TimeLimit (and so the sync vector env) reports truncated at the limit even
+    # when that step also ends the game; the native env reports the same flags.
+    env = gym.make("LongNardy-v0")
+    env.reset(seed=0)
+    length, done = 0, False
+    while not done:
+        _, _, done, _, _ = env.step(0)
+        length += 1
+    flags = {}
+    for mode in ("vector_entry_point", "sync"):
+        envs = gym.make_vec("LongNardy-v0", num_envs=1, vectorization_mode=mode, max_episode_steps=length)
+        envs.reset(seed=0)
+        for _ in range(length):
+            _, _, terminated, truncated, _ = envs.step(np.zeros(1, dtype=np.int64))
+        flags[mode] = (bool(terminated[0]), bool(truncated[0]))
+    assert flags["sync"] == (True, True)
+    assert flags["vector_entry_point"] == flags["sync"]
