@@ -1,14 +1,13 @@
-"""Play Long Nardy against an exported policy, as a frontend would (docs/policy.md).
+"""Play Long Nardy against an exported policy, as a frontend would (docs/policy.md), with nothing but
+the exported folder, onnxruntime, numpy and the rules core (for the legal results).
 
-Needs only the exported folder, onnxruntime, numpy and the rules core (for the legal results).
-
-    python examples/frontend.py POLICY_DIR             # you play white, typing a play's number
-    python examples/frontend.py POLICY_DIR --auto 7    # unattended: random plays for you, seed 7
+    python examples/frontend.py POLICY_DIR [--auto SEED]  # you play white (--auto: random plays, unattended)
 """
 
 import argparse
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -46,26 +45,27 @@ def best_result(session, results):
 
 def opening(rng, rules):
     """Each side rolls one die until they differ; the higher moves first."""
-    white = black = 0
-    while white == black:
-        white, black = (int(x) for x in rng.integers(1, 7, size=2))
+    while (white := int(rng.integers(1, 7))) == (black := int(rng.integers(1, 7))):
+        pass
     dice = [white, black] if rules.opening == "play" else [int(x) for x in rng.integers(1, 7, size=2)]
     return ("w" if white > black else "b"), dice
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("policy", type=Path, help="an exported policy folder")
     parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
     args = parser.parse_args()
-    try:  # what to check when you load it (docs/policy.md): the format, and that the two files belong together
+    try:  # docs/policy.md's checks: the format, the files belong together, a session from a copy alone in a folder
         info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
-    except (OSError, ValueError) as error:
-        parser.error(f"{args.policy} is not an exported policy folder ({error})")
-    if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
-        parser.error(f"{args.policy}: not a nardy-policy/1 export, or policy.onnx is not the file policy.json names")
+        if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
+            raise ValueError("not a nardy-policy/1 export, or policy.onnx is not the file policy.json names")
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "policy.onnx").write_bytes(model)
+            session = ort.InferenceSession(str(Path(folder) / "policy.onnx"), providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own classes for a graph it refuses
+        parser.error(f"{args.policy} is not an exported policy folder nardy can load ({error})")
     rules = Rules.from_dict(info["rules"])
-    session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(args.auto)
     side, dice = opening(rng, rules)
     npn = START_NPN[:-1] + side

@@ -546,13 +546,14 @@ def test_export_parser_needs_an_output_folder():
 # --- without torch, through the command line ------------------------------------------------
 
 
-def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None,
+                       cwd: Path = ROOT) -> subprocess.CompletedProcess:
     shim = tmp_path / "no-torch"
     shim.mkdir(exist_ok=True)
     (shim / "torch.py").write_text('raise ImportError("torch is unimportable in this test")\n')
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim), str(ROOT)]), "PYTHONUNBUFFERED": "1"}
     return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True,
-                          timeout=120, env=env, cwd=ROOT)
+                          timeout=120, env=env, cwd=cwd)
 
 
 def test_the_shim_makes_torch_unimportable(tmp_path):
@@ -604,6 +605,29 @@ def test_frontend_example_plays_a_game_to_the_end_without_torch(exported, tmp_pa
     last = out.stdout.splitlines()[-1]
     assert " won " in last and "point(s) in" in last
     assert len((ROOT / "examples" / "frontend.py").read_text().splitlines()) < 100
+
+
+def test_frontend_example_gives_onnxruntime_the_graph_alone_in_an_empty_folder(exported, tmp_path):
+    # docs/policy.md's advice, followed by the example: from bytes, onnxruntime would read the
+    # external data a graph names relative to the working directory (here, a file beside it).
+    import numpy as np
+    import onnx
+    from onnx.external_data_helper import set_external_data
+
+    model = onnx.load_model_from_string(_toy_model())
+    weights = next(t for t in model.graph.initializer if t.name == "w")
+    values = onnx.numpy_helper.to_array(weights).astype(np.float32)
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "w.bin").write_bytes(values.tobytes())
+    weights.CopyFrom(onnx.numpy_helper.from_array(values, "w"))
+    set_external_data(weights, location="w.bin")
+    weights.data_location = onnx.TensorProto.EXTERNAL
+    weights.ClearField("raw_data")
+    folder = _with_model(exported, tmp_path, model.SerializeToString())
+    out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(folder), "--auto", "1", cwd=here)
+    assert out.returncode == 2, out.stdout[-500:]
+    assert "is not an exported policy folder nardy can load" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_nardy_export_command(checkpoint, tmp_path):
