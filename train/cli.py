@@ -724,6 +724,14 @@ _COUNT = _at_least(1)
 _PLY = _at_least(0)
 
 
+def _TEXT(text: str) -> str:
+    """An argparse type for a name or path: refuses an empty one (an unset shell variable), which
+    would otherwise mean the current folder or the default player."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty or blank")
+    return text
+
+
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
     parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
@@ -792,29 +800,29 @@ def build_parser() -> argparse.ArgumentParser:
                    "append @N to search N plies; or your own player as FILE.py:NAME")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
-    ev.add_argument("a", metavar="A", help=player_help)
-    ev.add_argument("b", metavar="B", help=player_help)
+    ev.add_argument("a", metavar="A", type=_TEXT, help=player_help)
+    ev.add_argument("b", metavar="B", type=_TEXT, help=player_help)
     ev.add_argument("--games", type=int, default=2000, help="games to play, an even number (default 2000)")
     _match_options(ev, "print one JSON object as the last line")
-    ev.add_argument("--records", metavar="FILE",
+    ev.add_argument("--records", metavar="FILE", type=_TEXT,
                     help="also write every game's record to FILE, one JSON line per game (players, opening roll, "
                          "each ply's dice and moves, result)")
     ev.set_defaults(func=_cmd_eval)
 
     ld = sub.add_parser("ladder", help="round robin between players, with ratings",
                         description="Round robin of paired matches; a markdown table and ratings with intervals.")
-    ld.add_argument("players", nargs="+", metavar="PLAYER", help=player_help)
+    ld.add_argument("players", nargs="+", metavar="PLAYER", type=_TEXT, help=player_help)
     ld.add_argument("--games", type=int, default=2000, help="games per pair of players (default 2000)")
     _match_options(ld, "print one JSON object")
-    ld.add_argument("--png", metavar="FILE", help="also draw the ratings as a PNG chart")
+    ld.add_argument("--png", metavar="FILE", type=_TEXT, help="also draw the ratings as a PNG chart")
     ld.set_defaults(func=_cmd_ladder)
 
     hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",
                           description="Rank the legal plays of a position and roll, best first.")
     hint.add_argument("position", nargs="?", help="position as an NPN string")
     hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
-    hint.add_argument("--player", help=player_help + " (default: the shipped player, else heuristic)")
-    hint.add_argument("--policy", metavar="DIR", help="an exported policy folder (same as --player DIR)")
+    hint.add_argument("--player", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
+    hint.add_argument("--policy", metavar="DIR", type=_TEXT, help="an exported policy folder (same as --player DIR)")
     hint.add_argument("--ply", type=_PLY, default=None, help="search depth (0 = the network alone)")
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
@@ -831,7 +839,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "resign, quit, help. Resigning concedes a single game when you have borne "
                     "a checker off or the roll lets you (RULES.md 50.7), else the mars. The score is kept "
                     "over the games of the session.")
-    play.add_argument("--against", help=player_help + " (default: the shipped player, else heuristic)")
+    play.add_argument("--against", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     play.add_argument("--ply", type=_PLY, default=None, help="the opponent's search depth")
     play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
     play.add_argument("--seed", type=_SEED, default=None, help="dice seed")
@@ -841,12 +849,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
                         description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
-    tr.add_argument("--config", help="YAML file of settings overriding the defaults (configs/*.yaml); "
+    tr.add_argument("--config", type=_TEXT, help="YAML file of settings overriding the defaults (configs/*.yaml); "
                                      "required unless --resume")
-    tr.add_argument("--out", help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
+    tr.add_argument("--out", type=_TEXT, help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
                                   "when that one is taken)")
-    tr.add_argument("--address", help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
-    tr.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
+    tr.add_argument("--address", type=_TEXT, help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    tr.add_argument("--resume", metavar="RUN_DIR", type=_TEXT, help="continue a run from its last checkpoint")
     tr.add_argument("--max-seconds", type=float, default=None,
                     help="stop (with a checkpoint) after this many seconds; --resume continues")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -856,8 +864,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     pl = sub.add_parser("plot", help="draw a run's training curve (win rate vs games) as a PNG",
                         description="Draw win rate against each bot vs games trained, from RUN/eval.jsonl.")
-    pl.add_argument("run", metavar="RUN", help="a run directory (or its eval.jsonl)")
-    pl.add_argument("--out", help="PNG file (default RUN/training_curve.png)")
+    pl.add_argument("run", metavar="RUN", type=_TEXT, help="a run directory (or its eval.jsonl)")
+    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png)")
     pl.set_defaults(func=_cmd_plot)
 
     from train.export import add_export_arguments, cmd_export
@@ -865,7 +873,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
                         description="Write DIR/policy.onnx and DIR/policy.json (docs/formats.md, docs/policy.md), "
                                     "verified against torch.")
-    add_export_arguments(ex)
+    add_export_arguments(ex, text=_TEXT)
     ex.set_defaults(func=cmd_export)
     return parser
 

@@ -26,6 +26,7 @@ import stat
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -388,10 +389,11 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     return policy
 
 
-def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``)."""
-    parser.add_argument("player", metavar="PLAYER", help="a run directory (holding checkpoint.pt) or a checkpoint file")
-    parser.add_argument("--out", required=True, metavar="DIR",
+def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], str] = str) -> None:
+    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``); ``text``:
+    the argparse type of the names and paths."""
+    parser.add_argument("player", metavar="PLAYER", type=text, help="a run directory (holding checkpoint.pt) or a checkpoint file")
+    parser.add_argument("--out", required=True, metavar="DIR", type=text,
                         help="folder to write policy.onnx and policy.json into (created if missing)")
     parser.add_argument("--force", action="store_true", help="replace an export already in DIR")
     parser.add_argument("--positions", type=int, default=4096,

@@ -523,3 +523,29 @@ def test_a_key_too_long_to_be_a_near_miss_is_not_compared(monkeypatch):
     with pytest.raises(ValueError, match="'Rule' cannot be set per line"):
         train.moves.moves_record(line)
     assert compared == [4]  # "Rule" is looked at; the 100,000-character key is not
+
+
+@pytest.mark.parametrize("argv", [
+    ["export", "checkpoints/default", "--out", ""],  # an unset variable: would write into the current folder
+    ["export", "", "--out", "x"],
+    ["play", "--against", ""],  # would play the default player instead
+    ["hint", "--player", ""],
+    ["hint", "--policy", " "],
+    ["eval", "", "heuristic"],
+    ["eval", "random", "race", "--records", ""],  # would write no records, silently
+    ["ladder", "random", "", "--png", "x.png"],
+    ["ladder", "random", "race", "--png", ""],
+    ["train", "--config", ""],
+    ["train", "--config", "configs/smoke.yaml", "--out", ""],
+    ["train", "--resume", ""],
+    ["train", "--config", "configs/smoke.yaml", "--address", ""],
+    ["plot", ""],
+    ["plot", "runs/x", "--out", ""],
+])
+def test_empty_names_and_paths_are_refused_by_the_parser(argv, capsys):
+    from train.cli import build_parser
+
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2
+    assert "must not be empty or blank" in capsys.readouterr().err
