@@ -320,7 +320,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
-                          "to replace them")
+                          f"to replace {'them' if len(existing) > 1 else 'it'}")
     from agents.files import file_sha256
 
     # Hash the file around the load, so the recorded hash is that of the weights exported

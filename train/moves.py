@@ -29,14 +29,22 @@ __all__ = ["Play", "legal_plays", "parse_live_npn", "moves_record", "parse_dice"
 Play = dict[str, Any]
 
 
+def _shown(value: Any) -> str:
+    """``value`` as JSON when it is JSON (what a --jsonl caller sent: ``true``, ``"6"``), else its repr."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def parse_dice(dice: Any) -> tuple[int, int]:
     """Validate two dice, each an integer 1..6."""
     if not isinstance(dice, list | tuple) or len(dice) != 2:
-        raise ValueError(f"dice must be a list of two integers 1..6, got {dice!r}")
+        raise ValueError(f"dice must be a list of two integers 1..6, got {_shown(dice)}")
     out = []
     for d in dice:
         if isinstance(d, bool) or not isinstance(d, int | np.integer) or not 1 <= int(d) <= 6:
-            raise ValueError(f"dice must be integers 1..6, got {list(dice)!r}")
+            raise ValueError(f"dice must be integers 1..6, got {_shown(list(dice))}")
         out.append(int(d))
     return out[0], out[1]
 

@@ -411,8 +411,13 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     (tmp_path / "file").write_text("x")
     with pytest.raises(ExportError, match="is a file"):
         export_policy(checkpoint, tmp_path / "file")
-    with pytest.raises(ExportError, match=r"pass --force \(force=True in Python\)"):
+    with pytest.raises(ExportError, match=r"policy.onnx and policy.json; pass --force \(force=True in Python\) "
+                                          "to replace them"):
         export_policy(checkpoint, exported[0])
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "policy.json").write_text("{}")
+    with pytest.raises(ExportError, match="holds policy.json; pass --force .* to replace it$"):
+        export_policy(checkpoint, tmp_path / "half")
     from agents.td import load_checkpoint
 
     with pytest.raises(ExportError, match=r"not a TDNetwork: save it first, save_checkpoint\(path, network, rules\)"):

@@ -74,6 +74,7 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
         json.dumps({"position": START_NPN.replace(",15:0,0:w", ",0:15,0:b"), "dice": [6, 5]}),
         # Not silently answered under the default rules:
         json.dumps({"position": START_NPN, "dice": [6, 6], "rules": {"head_exception": []}}),
+        json.dumps({"position": START_NPN, "dice": [True, "5"]}),
     ]
     out = run("moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
     assert out.returncode != 0
@@ -87,6 +88,7 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "empty line" in lines[8]["error"]
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
     assert "'rules' cannot be set per line" in lines[11]["error"] and "(--rules)" in lines[11]["error"]
+    assert lines[12]["error"].endswith('got [true, "5"]')  # the caller's JSON, not Python's [True, '5']
     near = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "Rule": {}}) + "\n")
     assert near.returncode == 1 and "'Rule' cannot be set per line" in json.loads(near.stdout)["error"]
     # Other keys (a request id) are ignored.
