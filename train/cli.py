@@ -296,11 +296,15 @@ def _game_rules(command: str, specs, players, asked):
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from train.evaluate import evaluate
+    from train.evaluate import MAX_GAMES, evaluate
 
     asked = _asked_rules(args.rules)
     if args.games < 2 or args.games % 2:
         print("nardy eval: --games must be an even number >= 2 (games are played in pairs)", file=sys.stderr)
+        return 2
+    if args.games > MAX_GAMES:
+        print(f"nardy eval: --games must be at most {MAX_GAMES:,} in one match; for more, play several "
+              "matches with different --seed", file=sys.stderr)
         return 2
     if args.records and not _writable_file_or_say("eval", "--records", args.records):
         return 2

@@ -34,6 +34,10 @@ CHUNK_PAIRS = 100
 """Pairs played together in one batch (and one worker task) by default. Fixed, so that a
 randomising player's choices, drawn per batch, do not depend on the workers or the machine."""
 
+MAX_GAMES = 10_000_000
+"""The most games in one match (hours to days of play; the results are held in memory). For
+more, play several matches with different seeds."""
+
 GAMES_PER_WORKER = 2 * CHUNK_PAIRS
 """Below this many games a match gains nothing from another worker process (each costs
 seconds to start: imports, numba cache, the players)."""
@@ -297,6 +301,9 @@ def default_workers(games: int) -> int:
 def _check_match(games: Any, seed: Any) -> None:
     if not is_whole(games, 2) or games % 2:
         raise ValueError(f"games must be an even number of at least 2 (pairs of games), got {games!r}")
+    if games > MAX_GAMES:
+        raise ValueError(f"games must be at most {MAX_GAMES:,} in one match, got {games:,}; for more, play "
+                         "several matches with different seeds")
     _check_seed(seed)
 
 
@@ -341,7 +348,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
         chunk_pairs = CHUNK_PAIRS
     if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
-    chunks = [list(range(s, min(s + chunk_pairs, n_pairs))) for s in range(0, n_pairs, chunk_pairs)]
+    chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
     bar = _progress(games, f"{name_a} vs {name_b}", progress)
     try:
         if by_name and workers > 1 and len(chunks) > 1:

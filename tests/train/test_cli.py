@@ -551,3 +551,13 @@ def test_empty_names_and_paths_are_refused_by_the_parser(argv, capsys):
         build_parser().parse_args(argv)
     assert stop.value.code == 2
     assert "must not be empty or blank" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("games, message", [("3", "an even number >= 2"), ("0", "an even number >= 2"),
+                                            ("1000000000000", "at most 10,000,000 in one match")])
+def test_eval_refuses_bad_game_counts_before_playing(games, message, capsys):
+    from train.cli import main
+
+    assert main(["eval", "random", "race", "--games", games]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nardy eval: --games must be") and message in err and "Traceback" not in err

@@ -302,7 +302,9 @@ def test_bad_match_arguments_are_named_before_any_game_is_played(monkeypatch):
     played = []
     monkeypatch.setattr(ev, "play_pairs", lambda *a, **k: played.append(a))
     for games, seed, match in ((4.0, 0, "games must be an even number"), (4, None, "seed must be a whole number"),
-                               (4, -1, "seed must be a whole number"), (True, 0, "games must be")):
+                               (4, -1, "seed must be a whole number"), (True, 0, "games must be"),
+                               # Refused before anything is built for it (it once filled the memory).
+                               (10**12, 0, r"games must be at most 10,000,000 in one match, got 1,000,000,000,000")):
         with pytest.raises(ValueError, match=match):
             evaluate("random", "race", games, seed=seed)
     with pytest.raises(PlayerNotFound, match="no player named 'rase'"):
