@@ -224,11 +224,18 @@ def mean_ci(pair_values: np.ndarray, low: float, high: float) -> tuple[float, fl
     the plain normal interval is too narrow anyway.
     """
     values = np.asarray(pair_values, dtype=np.float64)
-    mean = float(values.mean())
     padded = np.concatenate([values, [low, high]])
     centre = float(padded.mean())
-    half = 1.96 * float(padded.std(ddof=1)) / math.sqrt(padded.size)
-    return mean, max(low, centre - half), min(high, centre + half)
+    half = 1.96 * padded_se(values, low, high)
+    return float(values.mean()), max(low, centre - half), min(high, centre + half)
+
+
+def padded_se(pair_values: np.ndarray, low: float, high: float) -> float:
+    """The standard error behind ``mean_ci``'s interval, before that is clipped to the range
+    (clipping narrows a lopsided match's interval on one side only; the ladder's fit needs
+    the whole error)."""
+    padded = np.concatenate([np.asarray(pair_values, dtype=np.float64), [low, high]])
+    return float(padded.std(ddof=1)) / math.sqrt(padded.size)
 
 
 def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndarray, seed: int) -> dict[str, Any]:
@@ -457,19 +464,22 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
             load_player(player, rules)
     matches = []
     wins: list[int] = []
+    errors: list[float] = []  # the standard error of each match's points per game
     for i in range(len(players)):
         for j in range(i + 1, len(players)):
             result = evaluate(players[i], players[j], games, seed=seed, rules=rules,
                               workers=workers, progress=progress, chunk_pairs=chunk_pairs)
             matches.append((i, j, result.summary()))
-            wins.append(int((np.asarray(result.points_a) > 0).sum()))  # exact: win_rate is rounded
+            points = np.asarray(result.points_a, dtype=np.float64)
+            wins.append(int((points > 0).sum()))  # exact: win_rate is rounded
+            errors.append(padded_se(points.reshape(-1, 2).mean(axis=1), -2.0, 2.0))
     n = len(players)
     rows, targets, weights = [], [], []
-    for i, j, s in matches:
+    for (i, j, s), error in zip(matches, errors, strict=True):
         row = np.zeros(n)
         row[i], row[j] = 1.0, -1.0
-        half = (s["ci95"][1] - s["ci95"][0]) / 2
-        se = max(half / 1.96, 1e-2)  # intervals never collapse (mean_ci); keep any one match from ruling
+        # From the unclipped, unrounded interval: a clipped one is too narrow for a lopsided match.
+        se = max(error, 1e-2)  # never collapses (the padding); keep any one match from ruling
         rows.append(row[1:])  # rating of player 0 fixed at 0
         targets.append(s["points_per_game"])
         weights.append(1.0 / se**2)

@@ -155,10 +155,34 @@ def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
     monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
     out = ev.ladder(["a", "b", "c"], 400)
     rating = out["fit"]["rating"]
-    assert rating["df"] == 1 and rating["chi2"] > 100 and rating["ci_scale"] > 10
+    assert rating["df"] == 1 and rating["chi2"] > 50 and rating["ci_scale"] > 5  # se about 0.065 a match
     b = next(r for r in out["ratings"] if r["player"] == "b")
     assert b["ci95"][1] - b["ci95"][0] > 1  # the misfit is in the interval (sampling alone: about 0.16)
     assert out["fit"]["sweep_groups"] == 1 and all(r["group"] == 0 for r in out["ratings"])
+
+
+def test_a_two_player_ladder_rating_is_never_narrower_than_its_match(monkeypatch):
+    """The fit's weights come from the match's unclipped interval: clipping at -2 once made a
+    lopsided match's rating interval narrower than the match's own (+1.437 against +0.974)."""
+    import train.evaluate as ev
+
+    points = np.array([-2] * 19 + [-1])  # ten pairs: A won nothing, one game by a single point
+
+    class _Result:
+        points_a = points
+
+        def summary(self):
+            return ev.summarize("random", "default", points, np.full(points.size, 80), 0)
+
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result())
+    monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
+    out = ev.ladder(["random", "default"], points.size)
+    match, rating = out["matches"][0], out["ratings"][1]
+    assert match["ci95"][0] == -2.0  # clipped at the end of the range
+    assert rating["rating"] == -match["points_per_game"] == 1.95
+    half = (rating["ci95"][1] - rating["ci95"][0]) / 2
+    assert half == pytest.approx(1.96 * ev.padded_se(points.reshape(-1, 2).mean(axis=1), -2, 2), abs=1e-4)
+    assert half >= (match["ci95"][1] - match["ci95"][0]) / 2
 
 
 def test_ladder_counts_wins_exactly_so_one_lost_game_is_no_sweep(monkeypatch):
