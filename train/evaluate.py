@@ -275,7 +275,7 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
     }
 
 
-def _worker(spec_a: str, spec_b: str, pair_ids: list[int], seed: int,
+def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
             rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Process-pool entry: load both players by name and play some pairs.
 
