@@ -36,7 +36,9 @@ the output went away (`nardy ... | head`).
 
 Progress (`train`, `eval`, `ladder`) goes to stderr: a live bar on a terminal;
 when stderr is a file or a pipe (a log, CI), a plain line every 30 seconds and
-one at the end, without the bar's carriage returns.
+one at the end, without the bar's carriage returns. With `--json` (`eval`,
+`ladder`), only the live bar on a terminal: a script reading the JSON gets
+nothing else.
 """
 
 

@@ -311,7 +311,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     rules = _game_rules("eval", [args.a, args.b], _load_players_or_exit([args.a, args.b], asked, quiet=True),
                         asked)
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                      progress=not args.json, chunk_pairs=args.chunk_pairs, records=bool(args.records))
+                      progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
     if args.records:
         from agents.files import write_atomic
@@ -329,6 +329,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if args.records:
             print(f"\ngame records: {args.records} ({len(result.records or [])} games, one JSON line each)")
     return 0
+
+
+def _match_progress(args: argparse.Namespace) -> bool:
+    """Progress for a match: always without --json; with it (a script's call) only on a terminal,
+    where someone waits for the result (stderr, so the JSON on stdout stays alone)."""
+    from train.progress import on_terminal
+
+    return not args.json or on_terminal(sys.stderr)
 
 
 def _writable_file_or_say(command: str, option: str, name: str) -> bool:
@@ -377,7 +385,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked, quiet=True), asked)
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                     progress=not args.json, chunk_pairs=args.chunk_pairs)
+                     progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2

@@ -10,15 +10,25 @@ import sys
 import time
 from typing import Any, TextIO
 
-__all__ = ["progress_bar", "LineProgress"]
+__all__ = ["progress_bar", "LineProgress", "on_terminal"]
+
+
+def on_terminal(stream: Any = None) -> bool:
+    """Whether ``stream`` (default: stderr) is a terminal; False for a replaced stream without
+    ``isatty``, a closed one, or None (pythonw)."""
+    stream = stream if stream is not None else sys.stderr
+    try:
+        isatty = getattr(stream, "isatty", None)
+        return bool(callable(isatty) and isatty())
+    except ValueError:  # closed
+        return False
 
 
 def progress_bar(total: int, desc: str, unit: str = "game", initial: int = 0, leave: bool = True,
                  bar_format: str | None = None, stream: TextIO | None = None, every: float = 30.0) -> Any:
     """A tqdm bar on a terminal, else a ``LineProgress`` writing a line every ``every`` seconds."""
     stream = stream if stream is not None else sys.stderr
-    isatty = getattr(stream, "isatty", None)
-    if callable(isatty) and isatty():
+    if on_terminal(stream):
         from tqdm import tqdm
 
         extra = {"bar_format": bar_format} if bar_format else {}

@@ -47,3 +47,18 @@ def test_eval_into_a_log_has_no_carriage_returns():
     assert out.returncode == 0, out.stderr
     assert "\r" not in out.stderr and "\r" not in out.stdout
     assert "random vs race: 400/400 games (100%)" in out.stderr  # the closing line
+
+
+def test_json_matches_show_progress_on_a_terminal_only(monkeypatch):
+    """--json is for scripts: no lines in their logs, but a person at a terminal sees the bar."""
+    import argparse
+    import sys
+
+    from train.cli import _match_progress
+
+    closed = io.StringIO()
+    closed.close()
+    for stderr, json_out, shown in ((_Terminal(), True, True), (io.StringIO(), True, False),
+                                    (io.StringIO(), False, True), (closed, True, False), (None, True, False)):
+        monkeypatch.setattr(sys, "stderr", stderr)
+        assert _match_progress(argparse.Namespace(json=json_out)) is shown
