@@ -345,6 +345,10 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
 
     from agents.files import is_stream
 
+    if name == "-":  # the usual "standard output", which holds the command's own output here
+        print(f"nardy {command}: {option} -: give a file name (standard output holds the command's own "
+              f"output; a path such as /dev/stdout writes there anyway)", file=sys.stderr)
+        return False
     path = Path(os.path.realpath(name)) if Path(name).is_symlink() else Path(name)  # where it is written
     if path.is_dir():
         print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)

@@ -561,3 +561,19 @@ def test_eval_refuses_bad_game_counts_before_playing(games, message, capsys):
     assert main(["eval", "random", "race", "--games", games]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nardy eval: --games must be") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["eval", "random", "race", "--games", "2", "--records", "-"], "--records"),
+    (["ladder", "random", "race", "--games", "2", "--png", "-"], "--png"),
+    (["plot", str(Path(__file__).parents[2] / "checkpoints" / "default"), "--out", "-"], "--out"),
+])
+def test_a_dash_for_an_output_file_is_refused_not_written_as_a_file_named_dash(argv, option, capsys, tmp_path,
+                                                                               monkeypatch):
+    from train.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{option} -: " in err and ("give a file name" in err or "give a name ending in .png" in err)
+    assert not (tmp_path / "-").exists()
