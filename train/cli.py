@@ -751,7 +751,7 @@ def _TEXT(text: str) -> str:
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
     parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
-    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 200 games)")
+    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 1,000 games)")
     parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
                              "depend on it: to reproduce a result, give the chunk_pairs it records")

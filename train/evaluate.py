@@ -38,9 +38,11 @@ MAX_GAMES = 10_000_000
 """The most games in one match (hours to days of play; the results are held in memory). For
 more, play several matches with different seeds."""
 
-GAMES_PER_WORKER = 2 * CHUNK_PAIRS
+GAMES_PER_WORKER = 1000
 """Below this many games a match gains nothing from another worker process (each costs
-seconds to start: imports, numba cache, the players)."""
+seconds to start: imports, numba cache, the players). Measured on 2 CPUs: two workers
+broke even with one process at about 1,000 games (default or race against heuristic) and
+were a quarter slower at 400."""
 
 
 def subset(found: Afterstates, positions: np.ndarray) -> Afterstates:

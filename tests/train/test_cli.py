@@ -288,6 +288,7 @@ def test_short_matches_use_one_worker_by_default():
     from train.evaluate import GAMES_PER_WORKER, default_workers
 
     assert default_workers(40) == 1 and default_workers(GAMES_PER_WORKER - 2) == 1
+    assert default_workers(400) == 1  # two workers were a quarter slower than one process here
     assert 1 <= default_workers(100_000) <= (os.cpu_count() or 1)
 
 
