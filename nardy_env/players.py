@@ -247,6 +247,12 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {name} (for a run "
                              "directory, checkpoint file or exported policy folder; no installed plugin "
                              "knows the name either)")
+    if not code and os.path.isdir(name):
+        here = ("; a folder named default in the current directory is taken before the shipped player: run "
+                "from another folder, or name the shipped player by its path (checkpoints/default of the "
+                "nardy checkout)" if name == "default" else "")
+        raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
+                             f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
     raise PlayerNotFound(
         f"no player named {spec!r}: give a bot name, "
         "a run directory or checkpoint file, an exported policy folder, or your own player as "

@@ -25,8 +25,13 @@ def test_default_names_the_shipped_player_from_any_directory(tmp_path, monkeypat
 def test_a_default_folder_in_the_current_directory_comes_first(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "default").mkdir()  # an empty folder: a path the user named, and no player
-    with pytest.raises(PlayerNotFound):
+    with pytest.raises(PlayerNotFound, match="the folder default holds neither checkpoint.pt .* nor policy.onnx "
+                                             ".*taken before the shipped player: run from another folder"):
         load_player("default")
+    (tmp_path / "run").mkdir()  # a run that has not written its first checkpoint
+    with pytest.raises(PlayerNotFound, match=r"the folder run holds neither checkpoint.pt \(a run directory\)"
+                                             r" nor policy.onnx and policy.json \(an exported policy folder\)$"):
+        load_player("run")
 
 
 def test_default_without_the_shipped_player_says_what_is_missing(tmp_path, monkeypatch):
