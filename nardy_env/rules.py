@@ -84,11 +84,12 @@ class Rules:
         return self.block_rule == "home"
 
     def to_dict(self) -> dict[str, Any]:
-        """The variant keys as plain JSON values."""
+        """Every key of RULES.md's variant table as plain JSON values (``cube`` and
+        ``match_length`` fixed, ``CUBELESS``), so that every file naming rules names them alike."""
         d = asdict(self)
         d.pop("_head_mask", None)
         d["head_exception"] = list(self.head_exception)
-        return d
+        return {**d, **CUBELESS}
 
     def to_json(self) -> str:
         """The variant keys as one line of JSON, as ``--rules`` takes them."""

@@ -53,7 +53,7 @@ from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
-from nardy_env.rules import CUBELESS, DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, as_rules
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
            "add_export_arguments", "cmd_export"]
@@ -362,7 +362,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     policy = {
         "format": POLICY_FORMAT,
         # Every variant key of RULES.md, the cube and match ones with the values played (none).
-        "rules": {**rules.to_dict(), **CUBELESS},
+        "rules": rules.to_dict(),
         "input": contract_input(),
         "outputs": contract_outputs(),
         "network": network.shape(),

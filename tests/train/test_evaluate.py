@@ -391,7 +391,7 @@ def test_game_records_replay_through_the_rules_and_show_the_pairing():
 def test_a_record_carries_the_seed_and_rules_it_replays_under():
     variant = {"opening": "reroll", "head_exception": [], "block_rule": "home"}
     records = evaluate("heuristic", "race", 40, seed=9, rules=variant, records=True).records
-    assert all(r["seed"] == 9 and r["rules"] == variant for r in records)
+    assert all(r["seed"] == 9 and r["rules"] == {**variant, "cube": False, "match_length": 0} for r in records)
     for r in records:  # replayed under the default rules some would not be legal
         assert _replay(r) == (r["winner"], r["points"])
 
@@ -484,3 +484,13 @@ def test_the_core_is_compiled_before_the_worker_processes_start(monkeypatch):
     with pytest.raises(RuntimeError, match="stop here"):
         evaluate("race", "random", 8, workers=2, chunk_pairs=1)
     assert events == ["core", "pool"]  # workers then load the cache instead of compiling at once
+
+
+def test_a_match_names_its_rules_with_the_keys_an_exported_policy_names():
+    """Every file naming rules (policy.json, eval records, config.json) names every key alike."""
+    import json
+
+    from agents.registry import SHIPPED_PLAYER
+
+    shipped = json.loads((SHIPPED_PLAYER / "policy.json").read_text())["rules"]
+    assert evaluate("race", "random", 2).summary()["rules"] == shipped

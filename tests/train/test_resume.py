@@ -149,7 +149,8 @@ def test_rules_are_compared_by_meaning_on_resume(tmp_path):
     run = tmp_path / "run"
     _trained(run, steps=1, rules={"head_exception": [6, 3, 4]})
     config = json.loads((run / "config.json").read_text())
-    assert config["rules"] == {"opening": "play", "head_exception": [3, 4, 6], "block_rule": "ahead"}  # in full
+    assert config["rules"] == {"opening": "play", "head_exception": [3, 4, 6], "block_rule": "ahead",
+                              "cube": False, "match_length": 0}  # in full, every key of RULES.md
     for same in ({}, {"head_exception": [3, 4, 6, 6], "cube": False}):  # the default rules, spelt otherwise
         (run / "config.json").write_text(json.dumps({**config, "rules": same}))
         assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 256
