@@ -241,7 +241,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _print_match(s: dict) -> None:
     a, b = s["player_a"], s["player_b"]
-    print(f"{a} vs {b}: {s['games']} games ({s['pairs']} pairs of paired dice), seed {s['seed']}")
+    pairs = f"{s['pairs']} pair" + ("s" if s["pairs"] != 1 else "")
+    print(f"{a} vs {b}: {s['games']} games ({pairs} of paired dice), seed {s['seed']}")
     print(f"  {'points per game':<18} {s['points_per_game']:+.3f}   95% CI [{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}]")
     print(f"  {'win rate':<18} {s['win_rate']:.1%}   95% CI [{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}]")
     print(f"  {'wins by mars':<18} {a}: {s['mars_rate_a']:.1%}   {b}: {s['mars_rate_b']:.1%}   (of all games)")

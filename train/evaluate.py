@@ -345,6 +345,8 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     _check_match(games, seed)
     n_pairs = games // 2
     name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
+    # How the result names them: distinct even when a player meets itself ("race", "race #2").
+    label_a, label_b = _distinct([name_a, name_b])
     if workers is not None and not is_whole(workers, 1):
         raise ValueError(f"workers must be None (one per CPU) or an integer of at least 1, got {workers!r}")
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
@@ -358,7 +360,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
     chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
-    bar = _progress(games, f"{name_a} vs {name_b}", progress)
+    bar = _progress(games, f"{label_a} vs {label_b}", progress)
     try:
         if by_name and workers > 1 and len(chunks) > 1:
             import multiprocessing as mp
@@ -408,14 +410,14 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
         for g, (r, pts) in enumerate(zip(raw, points_a.tolist(), strict=True)):
             a_white = g % 2 == 0  # the first game of each pair has A white
             game_records.append({
-                "game": g, "pair": r["pair"], "white": name_a if a_white else name_b,
-                "black": name_b if a_white else name_a, "first": r["first"], "opening": r["opening"],
+                "game": g, "pair": r["pair"], "white": label_a if a_white else label_b,
+                "black": label_b if a_white else label_a, "first": r["first"], "opening": r["opening"],
                 "winner": "white" if (pts > 0) == a_white else "black", "points": abs(pts), "points_a": pts,
                 "plays": r["plays"],
                 # Enough to replay the game and to play the match again, in every record of a file.
                 "seed": seed, "rules": rules.to_dict(),
             })
-    return MatchResult(name_a, name_b, points_a, np.concatenate([p["plies"] for p in parts]), seed,
+    return MatchResult(label_a, label_b, points_a, np.concatenate([p["plies"] for p in parts]), seed,
                        rules.to_dict(), chunk_pairs, provenance(player_a, player_b), game_records)
 
 

@@ -494,3 +494,10 @@ def test_a_match_names_its_rules_with_the_keys_an_exported_policy_names():
 
     shipped = json.loads((SHIPPED_PLAYER / "policy.json").read_text())["rules"]
     assert evaluate("race", "random", 2).summary()["rules"] == shipped
+
+
+def test_a_player_against_itself_is_named_apart():
+    result = evaluate("race", "race", 2, records=True)
+    summary = result.summary()
+    assert (summary["player_a"], summary["player_b"]) == ("race", "race #2")
+    assert {result.records[0]["white"], result.records[0]["black"]} == {"race", "race #2"}
