@@ -121,6 +121,8 @@ class TrainConfig:
                 raise ConfigError(f"{f.name} must be a string, got {value!r}")
 
         need(isinstance(self.name, str) and self.name.strip() != "", "name", "a non-empty string")
+        need("/" not in self.name and os.sep not in self.name and self.name not in (".", ".."), "name",
+             "a run name without a path in it (runs/NAME is the default run directory; --out takes a path)")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
@@ -130,7 +132,7 @@ class TrainConfig:
              f"{network_parameters(self.hidden):,})")
         need(isinstance(self.eval_opponents, list | tuple) and len(self.eval_opponents) > 0
              and all(isinstance(o, str) for o in self.eval_opponents),
-             "eval_opponents", "a list of player names (at least one)")
+             "eval_opponents", "a list of player names (at least one), e.g. [random, heuristic]")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
         taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
         need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
@@ -152,7 +154,12 @@ class TrainConfig:
         need(not unknown, "eval_opponents",
              f"bots ({', '.join(EVAL_BOTS)}) or paths of players; unknown {unknown}")
         searching = [o for o, (base, ply) in depths.items() if base in EVAL_BOTS and ply]
-        need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search); got {searching}")
+        need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search: {searching})")
+        # Paths from where the run starts, so that a resume from another folder finds them too.
+        bases = [split_ply(o)[0] for o in self.eval_opponents]
+        object.__setattr__(self, "eval_opponents", tuple(
+            o if base in EVAL_BOTS else os.path.abspath(base) + o[len(base):]
+            for o, base in zip(self.eval_opponents, bases, strict=True)))
         need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")
         need(0 <= self.seed < 2**64, "seed", "a whole number from 0 to 2**64 - 1")
         need(self.total_games > 0, "total_games", "a positive number")
@@ -160,9 +167,11 @@ class TrainConfig:
         need(self.games_per_task > 0, "games_per_task", "a positive number")
         need(0.0 <= self.lam <= 1.0, "lam", "a number in [0, 1]")
         need(0.0 <= self.epsilon <= 1.0, "epsilon", "a probability")
-        need(0.0 <= self.epsilon_final <= 1.0, "epsilon_final", "a probability")
+        need(0.0 <= self.epsilon_final <= self.epsilon, "epsilon_final",
+             f"a probability no higher than epsilon ({self.epsilon!r}; exploration decays)")
         need(0 < self.lr < math.inf, "lr", "a positive learning rate")
-        need(0 < self.lr_final < math.inf, "lr_final", "a positive learning rate")
+        need(0 < self.lr_final <= self.lr, "lr_final",
+             f"a positive learning rate no higher than lr ({self.lr!r}; the rate decays)")
         need(self.batch_size > 0, "batch_size", "a positive number")
         need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
         need(0 < self.updates_per_sample < math.inf, "updates_per_sample", "a positive number")
@@ -206,6 +215,8 @@ class TrainConfig:
         for key, value in data.items():
             expected = types[key]
             value = number_from_text(value) if expected in ("int", "float") else value
+            if expected == "int" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+                value = int(value)  # 1000.0, as 1e3 already is
             if expected in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ConfigError(f"{where}: {key} must be an integer, got {value!r}")
             if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
@@ -215,7 +226,7 @@ class TrainConfig:
             clean[key] = value
         try:
             return cls(**clean)
-        except TypeError as exc:
+        except (TypeError, ConfigError) as exc:  # a value out of range: say where it came from too
             raise ConfigError(f"{where}: {exc}") from None
 
     def to_json(self) -> str:

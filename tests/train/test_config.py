@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -61,14 +62,18 @@ def test_an_eval_opponent_that_cannot_be_loaded_stops_the_run_before_it_starts(t
     from train.trainer import Trainer, TrainError
 
     config = load_config(CONFIGS / "smoke.yaml", eval_opponents=["random@0", "runs/no-such-run"])
-    with pytest.raises(TrainError, match="eval_opponents: runs/no-such-run: no player named"):
+    with pytest.raises(TrainError, match="eval_opponents: .*/runs/no-such-run: no player named"):
         Trainer(config, tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
 
 
-def test_eval_opponents_may_search_or_be_paths():
+def test_eval_opponents_may_search_or_be_paths(tmp_path, monkeypatch):
     config = load_config(CONFIGS / "smoke.yaml", eval_opponents=["heuristic", "checkpoints/default@1"])
-    assert config.eval_opponents == ("heuristic", "checkpoints/default@1")
+    assert config.eval_opponents == ("heuristic", os.path.abspath("checkpoints/default") + "@1")
+    # Paths are kept from where the run started: config.json then reads back from anywhere (a
+    # resume from another folder once refused the run's own opponent as unknown).
+    monkeypatch.chdir(tmp_path)
+    assert TrainConfig.from_dict(config.to_dict()).eval_opponents == config.eval_opponents
     with pytest.raises(ConfigError, match="heurstic"):
         load_config(CONFIGS / "smoke.yaml", eval_opponents=["heurstic"])
 
@@ -168,3 +173,25 @@ def test_a_config_may_not_ask_for_a_network_past_the_size_nardy_builds():
     with pytest.raises(ConfigError, match="at most 16 layers and 20,000,000 parameters"):
         load_config(CONFIGS / "smoke.yaml", hidden=[65536] * 4)  # 17 GB of weights
     assert load_config(CONFIGS / "smoke.yaml", hidden=[4096, 1024]).hidden == (4096, 1024)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"lr_final": 0.01}, r"lr_final: a positive learning rate no higher than lr \(0.001; the rate decays\)"),
+    ({"epsilon": 0.1, "epsilon_final": 0.5}, r"epsilon_final: a probability no higher than epsilon \(0.1;"),
+    ({"name": "../elsewhere"}, "name: a run name without a path in it"),
+    ({"name": ".."}, "name: a run name without a path in it"),
+    ({"eval_opponents": "heuristic"}, r"a list of player names \(at least one\), e.g. \[random, heuristic\]"),
+    ({"lam": 1.5}, r"with --set lam: lam: a number in \[0, 1\], got 1.5"),  # where a bad value came from
+])
+def test_settings_that_contradict_themselves_are_refused_naming_where(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIGS / "smoke.yaml", overrides_from="--set", **overrides)
+
+
+def test_whole_numbers_written_with_a_decimal_point_are_integers(tmp_path):
+    (tmp_path / "mine.yaml").write_text("total_games: 1000.0\ngames_per_task: 4e1\n")
+    config = load_config(tmp_path / "mine.yaml")
+    assert config.total_games == 1000 and type(config.total_games) is int and config.games_per_task == 40
+    (tmp_path / "bad.yaml").write_text("total_games: 1000.5\n")
+    with pytest.raises(ConfigError, match="total_games must be an integer, got 1000.5"):
+        load_config(tmp_path / "bad.yaml")
