@@ -741,6 +741,17 @@ _COUNT = _at_least(1)
 _PLY = _at_least(0)
 
 
+def _SECONDS(text: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
 def _TEXT(text: str) -> str:
     """An argparse type for a name or path: refuses an empty one (an unset shell variable), which
     would otherwise mean the current folder or the default player."""
@@ -872,7 +883,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "when that one is taken)")
     tr.add_argument("--address", type=_TEXT, help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
     tr.add_argument("--resume", metavar="RUN_DIR", type=_TEXT, help="continue a run from its last checkpoint")
-    tr.add_argument("--max-seconds", type=float, default=None,
+    tr.add_argument("--max-seconds", type=_SECONDS, default=None,
                     help="stop (with a checkpoint) after this many seconds; --resume continues")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one setting of the config file (repeatable), e.g. --set actors=1")
@@ -968,6 +979,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
+    except SystemError as exc:
+        # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError
+        # ("returned a result with an exception set") caused by the interruption.
+        cause = _interruption_behind(exc)
+        if cause is None:
+            raise
+        print(f"\nnardy: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}", file=sys.stderr)
+        return 143 if isinstance(cause, Terminated) else 130
     finally:
         if main_thread and previous is not None:  # None: a handler set from C, which Python cannot put back
             signal.signal(signal.SIGTERM, previous)
@@ -979,6 +998,18 @@ class Terminated(BaseException):
 
 def _terminated(signum: int, frame: Any) -> NoReturn:
     raise Terminated()
+
+
+def _interruption_behind(exc: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or Terminated that ``exc`` was raised from, if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt | Terminated):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 if __name__ == "__main__":

@@ -578,3 +578,38 @@ def test_a_dash_for_an_output_file_is_refused_not_written_as_a_file_named_dash(a
     err = capsys.readouterr().err
     assert f"{option} -: " in err and ("give a file name" in err or "give a name ending in .png" in err)
     assert not (tmp_path / "-").exists()
+
+
+def test_an_interruption_inside_compiled_code_exits_as_an_interruption(monkeypatch, capsys):
+    """numba turns a Ctrl-C (or SIGTERM) during a compiled call into a SystemError caused by it."""
+    import train.cli as cli
+
+    def compiled(raised: BaseException):
+        def command(args):
+            try:
+                raise raised
+            except BaseException as exc:
+                raise SystemError("CPUDispatcher(<function _generate>) returned a result with an exception "
+                                  "set") from exc
+        return command
+
+    for raised, code, said in ((KeyboardInterrupt(), 130, "nardy: interrupted"),
+                               (cli.Terminated(), 143, "nardy: terminated")):
+        monkeypatch.setattr(cli, "_cmd_bench", compiled(raised))
+        assert cli.main(["bench"]) == code
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
+    monkeypatch.setattr(cli, "_cmd_bench", compiled(ValueError("a real fault")))
+    with pytest.raises(SystemError):  # anything else stays an error
+        cli.main(["bench"])
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "soon"])
+def test_max_seconds_must_be_a_positive_finite_number(seconds, capsys):
+    """0, a negative number or nan once started Ray and wrote a run of 0 games."""
+    from train.cli import build_parser
+
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(["train", "--config", "configs/smoke.yaml", "--max-seconds", seconds])
+    assert stop.value.code == 2 and "argument --max-seconds:" in capsys.readouterr().err
+    assert build_parser().parse_args(["train", "--resume", "r", "--max-seconds", "1.5"]).max_seconds == 1.5
