@@ -251,6 +251,26 @@ def number_from_text(value: Any) -> Any:
     return int(number) if number.is_integer() and abs(number) < 2**53 else number
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last
+    silently, so an edit to the first copy would do nothing)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+            try:
+                repeated = key in seen
+            except TypeError:  # an unhashable key: the base class says so
+                break
+            if repeated:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice (line {key_node.start_mark.line + 1})",
+                    key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: str | Path | None, overrides_from: str = "overrides", **overrides: Any) -> TrainConfig:
     """Defaults, overridden by a YAML file (if given), then by ``overrides``.
 
@@ -264,7 +284,7 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
             raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
                               "a YAML file of your own works too: docs/training.md lists every key and its default)")
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
         except UnicodeDecodeError as exc:

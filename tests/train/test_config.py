@@ -195,3 +195,13 @@ def test_whole_numbers_written_with_a_decimal_point_are_integers(tmp_path):
     (tmp_path / "bad.yaml").write_text("total_games: 1000.5\n")
     with pytest.raises(ConfigError, match="total_games must be an integer, got 1000.5"):
         load_config(tmp_path / "bad.yaml")
+
+
+def test_a_key_given_twice_in_a_yaml_file_is_refused(tmp_path):
+    """PyYAML keeps the last copy silently: an edit to the first would do nothing."""
+    (tmp_path / "twice.yaml").write_text("total_games: 1000\nlr: 0.001\ntotal_games: 2000\n")
+    with pytest.raises(ConfigError, match=r"the key 'total_games' is given twice \(line 3\)"):
+        load_config(tmp_path / "twice.yaml")
+    (tmp_path / "nested.yaml").write_text("rules:\n  block_rule: home\n  block_rule: ahead\n")
+    with pytest.raises(ConfigError, match="'block_rule' is given twice"):
+        load_config(tmp_path / "nested.yaml")
