@@ -63,8 +63,12 @@ def _place(point: int) -> tuple[float, bool]:
     return _point_x(12 - point), False
 
 
+USED_DIE = (200, 200, 200)
+"""The face colour of a die already played (checker mode)."""
+
+
 def _draw_die(draw, x: float, y: float, size: float, face: int, used: bool) -> None:
-    fill = (200, 200, 200) if used else (255, 255, 255)
+    fill = USED_DIE if used else (255, 255, 255)
     draw.rounded_rectangle([x, y, x + size, y + size], radius=size * 0.15, fill=fill, outline=_TEXT, width=2)
     spots = {
         1: [(0.5, 0.5)],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -377,3 +378,26 @@ def test_a_colour_or_a_choice_that_is_no_whole_number_is_refused():
     with pytest.raises(ValueError, match="returned float64 choices .*integer indices"):
         for seed in range(20):  # until the opponent opens
             env.reset(seed=seed)
+
+
+def test_the_pictures_dice_are_greyed_only_once_played():
+    """Turn mode draws the roll as rolled; checker mode greys each die once it is played. The
+    README's docs/board.png (tools/board_picture.py) shows a roll before any move."""
+    from PIL import Image
+
+    from nardy_env.render_rgb import USED_DIE
+
+    def greyed(img: np.ndarray) -> int:
+        return int((img == USED_DIE).all(axis=2).sum())
+
+    position = "7,4,2,0,0,0,0,0,0,0,0,0,-8,-3,0,0,0,0,0,0,0,0,0,0:2,4:w"
+    env = gym.make("LongNardy-v0", render_mode="rgb_array")
+    env.reset(seed=0, options={"position": position, "dice": [2, 6]})
+    assert greyed(env.render()) == 0
+    checker = gym.make("LongNardy-v0", render_mode="rgb_array", action_mode="checker")
+    obs, info = checker.reset(seed=0, options={"position": position, "dice": [2, 6]})
+    assert greyed(checker.render()) == 0
+    checker.step(int(np.flatnonzero(info["action_mask"])[0]))  # one die played, one to go
+    assert greyed(checker.render()) > 100
+    shipped = np.asarray(Image.open(Path(__file__).resolve().parents[2] / "docs" / "board.png").convert("RGB"))
+    assert greyed(shipped) == 0

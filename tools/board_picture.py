@@ -1,0 +1,34 @@
+"""Draw docs/board.png, the README's picture of render_mode="rgb_array":
+
+    python tools/board_picture.py            # writes docs/board.png
+
+A bearing-off position, white to move with 2 and 6 (nothing played yet, so both dice are drawn
+white); the alt texts in README.md and docs/environments.md describe it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+
+import nardy_env  # noqa: F401  (registers LongNardy-v0)
+
+POSITION = "7,4,2,0,0,0,0,0,0,0,0,0,-8,-3,0,0,0,0,0,0,0,0,0,0:2,4:w"
+DICE = [2, 6]
+
+
+def main() -> int:
+    from PIL import Image
+
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs" / "board.png"
+    env = gym.make("LongNardy-v0", render_mode="rgb_array")
+    env.reset(seed=0, options={"position": POSITION, "dice": DICE})
+    Image.fromarray(env.render()).save(out, optimize=True)
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
