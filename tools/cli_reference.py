@@ -28,7 +28,7 @@ to search N plies, or your own player as `FILE.py:NAME`
 Exit status: 0 done. When a command cannot do what was asked it says why on
 stderr and exits 2 (bad arguments or input, a run that cannot start or go on)
 or 1 (a failure while writing: a full disk, a file that cannot be written;
-any error of `nardy export`, bad input included; a `--jsonl` input with bad
+any error of `nardy export` past its arguments, a bad source or folder included; a `--jsonl` input with bad
 lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
 Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
 train` first saves a checkpoint and prints how to resume); 141: the reader of
