@@ -244,19 +244,23 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
     looks_like_path = os.sep in name or "/" in name or name.endswith((".pt", ".onnx", ".json"))
     if looks_like_path and not code and not os.path.exists(name):
+        shipped = ("; the shipped player is named default from any folder"
+                   if os.path.basename(os.path.normpath(name)) == "default" else "")
         raise PlayerNotFound(f"no player named {spec!r}: there is no file or folder {name} (for a run "
                              "directory, checkpoint file or exported policy folder; no installed plugin "
-                             "knows the name either)")
+                             f"knows the name either){shipped}")
     if not code and os.path.isdir(name):
         here = ("; a folder named default in the current directory is taken before the shipped player: run "
                 "from another folder, or name the shipped player by its path (checkpoints/default of the "
                 "nardy checkout)" if name == "default" else "")
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
+    depth_hint = (f" (after '@' comes a search depth, a whole number: {base}@1)"
+                  if at and not searched and base else "")
     raise PlayerNotFound(
-        f"no player named {spec!r}: give a bot name, "
-        "a run directory or checkpoint file, an exported policy folder, or your own player as "
-        "FILE.py:NAME or module:NAME"
+        f"no player named {spec!r}{depth_hint}: give a bot name (random, race, heuristic), default (the "
+        "shipped player), a run directory or checkpoint file, an exported policy folder, or your own "
+        "player as FILE.py:NAME or module:NAME"
     )
 
 

@@ -808,7 +808,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "player and per level ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision.")
     bench.add_argument("--games", type=_COUNT, default=None, help="games to play (default 10000)")
-    bench.add_argument("--seed", type=_SEED, default=0, help="random seed")
+    bench.add_argument("--seed", type=_SEED, default=0, help="random seed (default 0)")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON (with --search, default: those the player was "
@@ -824,7 +824,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
-    player_help = ("a bot (random, race, heuristic), a run directory or checkpoint, or an exported policy folder; "
+    player_help = ("a bot (random, race, heuristic), default (the shipped player), a run directory or checkpoint, "
+                   "or an exported policy folder; "
                    "append @N to search N plies; or your own player as FILE.py:NAME")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
@@ -851,7 +852,8 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
     hint.add_argument("--player", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     hint.add_argument("--policy", metavar="DIR", type=_TEXT, help="an exported policy folder (same as --player DIR)")
-    hint.add_argument("--ply", type=_PLY, default=None, help="search depth (0 = the network alone)")
+    hint.add_argument("--ply", type=_PLY, default=None,
+                      help="search depth (0 = the network alone; default: the @N of the player's name, else 0)")
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
@@ -868,9 +870,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "a checker off or the roll lets you (RULES.md 50.7), else the mars. The score is kept "
                     "over the games of the session.")
     play.add_argument("--against", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
-    play.add_argument("--ply", type=_PLY, default=None, help="the opponent's search depth")
-    play.add_argument("--color", choices=["white", "black", "random"], default="random", help="your colour")
-    play.add_argument("--seed", type=_SEED, default=None, help="dice seed")
+    play.add_argument("--ply", type=_PLY, default=None,
+                      help="the opponent's search depth (default: the @N of its name, else 0)")
+    play.add_argument("--color", choices=["white", "black", "random"], default="random",
+                      help="your colour (default random: drawn for each game)")
+    play.add_argument("--seed", type=_SEED, default=None, help="dice seed (default: fresh dice each session)")
     play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help="rule variants as JSON (default: those the player was trained under)")
     play.set_defaults(func=_cmd_play)

@@ -392,7 +392,8 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], str] = str) -> None:
     """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``); ``text``:
     the argparse type of the names and paths."""
-    parser.add_argument("player", metavar="PLAYER", type=text, help="a run directory (holding checkpoint.pt) or a checkpoint file")
+    parser.add_argument("player", metavar="PLAYER", type=text,
+                        help="a run directory (holding checkpoint.pt), a checkpoint file, or default (the shipped player)")
     parser.add_argument("--out", required=True, metavar="DIR", type=text,
                         help="folder to write policy.onnx and policy.json into (created if missing)")
     parser.add_argument("--force", action="store_true", help="replace an export already in DIR")

@@ -196,3 +196,16 @@ def test_a_dependency_torch_lacks_is_not_called_shadowing(tmp_path, monkeypatch)
     with pytest.raises(ModuleNotFoundError, match="No module named 'sympy'") as caught:
         load_player(str(tmp_path / "net.pt"))
     assert "shadowing" not in str(caught.value) and "torch is not installed" not in str(caught.value)
+
+
+def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outside the checkout, where the README's commands say checkpoints/default
+    with pytest.raises(PlayerNotFound, match=r"give a bot name \(random, race, heuristic\), default \(the "
+                                             r"shipped player\)"):
+        load_player("nosuch")
+    with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number: "
+                                             r"default@1\)"):
+        load_player("default@x")
+    with pytest.raises(PlayerNotFound, match="no file or folder checkpoints/default .*; the shipped player is "
+                                             "named default from any folder"):
+        load_player("checkpoints/default")
