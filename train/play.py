@@ -62,11 +62,12 @@ ROUTES = {
 
 def help_text(side: Color) -> str:
     """What to type at the play prompt, with examples for the human's colour."""
-    example, through, twice = (("24/18 18/13", "24/13", "13/7(2)") if side == Color.WHITE
-                               else ("12/6 6/1", "12/1", "24/18(2)"))
+    example, through, via, twice = (("24/18 18/13", "24/13", "24/18/13", "13/7(2)") if side == Color.WHITE
+                                    else ("12/6 6/1", "12/1", "12/6/1", "24/18(2)"))
     return "\n".join(wrap(paragraph) for paragraph in (
         f"Enter a play as moves in common point numbers, like '{example}' ('0' or 'off' bears off; "
-        f"'{through}' moves one checker with both dice; '{twice}' moves two checkers the same way), "
+        f"'{through}' or '{via}' moves one checker with both dice; '{twice}' moves two checkers the same "
+        "way), "
         "or the number of a play from the list.",
         ROUTES[side],
         "Commands: list (the plays again), hint (the opponent's ranking of your plays), read (the position "
@@ -298,6 +299,8 @@ class _Session:
         pending: str | None = None
         while True:
             text = (pending if pending is not None else self.ask(f"your play ({roll})> ")).lower().rstrip(".")
+            # Typed at the confirm prompt instead of y: if it is no play, neither is played.
+            dropped = " The play you were confirming is not played either." if pending is not None else ""
             pending = None
             text = unicodedata.normalize("NFKC", text)
             if text in ("", "help", "?", "list", "hint", "npn", "position", "read"):
@@ -316,14 +319,14 @@ class _Session:
                 k = int(text)
                 if not 1 <= k <= len(plays):
                     self.say(f"There {'is' if len(plays) == 1 else 'are'} {len(plays)} play{'' if len(plays) == 1 else 's'}; "
-                             f"choose 1..{len(plays)}.")
+                             f"choose 1..{len(plays)}.{dropped}")
                     continue
                 chosen = plays[k - 1]
             else:
                 try:
                     moves = parse_play(text)
                 except ValueError as exc:
-                    self.say(f"{exc}. Type 'help' for how to enter a play.")
+                    self.say(f"{exc}. Type 'help' for how to enter a play.{dropped}")
                     continue
                 moves = _playable_order(npn, dice.tolist(), moves)
                 reason = why_not_legal(npn, dice.tolist(), moves)
@@ -331,7 +334,7 @@ class _Session:
                 if result is None or result not in results:
                     why = reason or why_not_whole_turn(npn, dice.tolist(), moves, plays, self.rules)
                     self.say(f"{format_move_sequence(moves)} is not a legal play with {roll}: {why}. "
-                             "Type 'list' to see the legal plays.")
+                             f"Type 'list' to see the legal plays.{dropped}")
                     continue
                 chosen = results[result]
             after_state = flip(_state_of(chosen["result"]))

@@ -345,3 +345,19 @@ def test_read_says_the_position_in_words_for_a_screen_reader():
     answers = iter(["read", "quit", "y"])
     play_session(RandomPlayer(), Color.WHITE, seed=1, games=1, read=lambda prompt: next(answers), out=out)
     assert "White: 15 on 24; 0 off; 360 pips." in out.getvalue()
+
+
+def test_a_number_out_of_range_at_the_confirm_prompt_says_the_play_was_not_made():
+    out = io.StringIO()
+    opponent = Recorder()
+    done = {}
+
+    def turn(plays, npn, dice):
+        if done:
+            return ["resign", "y"]
+        done["n"] = len(plays)
+        return ["1", str(len(plays) + 5), "1", "y"]  # chose 1, then typed a number no play has
+
+    play_session(opponent, human=Color.WHITE, seed=7, games=1, read=Human(out, opponent, turn), out=out)
+    text = out.getvalue()
+    assert f"choose 1..{done['n']}. The play you were confirming is not played either." in text
