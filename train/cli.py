@@ -699,7 +699,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from train.plots import training_curve
+    from train.plots import NoRecords, training_curve
 
     run = Path(args.run)
     source = run / "eval.jsonl" if run.is_dir() else run
@@ -711,6 +711,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         return 2
     try:
         training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
+    except NoRecords:
+        print(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games games "
+              "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
+        return 2
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"nardy plot: {source} is not a run's evaluation log: {exc}", file=sys.stderr)
         return 2

@@ -10,7 +10,11 @@ from typing import Any
 
 from agents.files import write_atomic
 
-__all__ = ["training_curve", "ladder_chart", "elo_bound", "reliability_picture"]
+__all__ = ["training_curve", "ladder_chart", "elo_bound", "reliability_picture", "NoRecords"]
+
+
+class NoRecords(ValueError):
+    """An evaluation log with no record in it yet."""
 
 _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210, 70, 40)}
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
@@ -37,7 +41,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
                     continue
                 raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
     if not records:
-        raise ValueError(f"{eval_jsonl} holds no evaluation records")
+        raise NoRecords(f"{eval_jsonl} holds no evaluation records")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).
     by_games: dict[int, dict] = {}
     for r in records:  # a redone final evaluation adds to the record it replaces, opponent by opponent

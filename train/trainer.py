@@ -720,7 +720,8 @@ class Trainer:
             while self.games < c.total_games and (deadline is None or time.perf_counter() < deadline):
                 if self.interrupted:
                     if bar is not None:
-                        bar.write("interrupted: saving the checkpoint")
+                        stopped = "terminated" if self.stop_signal == signal.SIGTERM else "interrupted"
+                        bar.write(f"{stopped}: saving the checkpoint")
                     break
                 done, _ = ray.wait(list(self._pending), num_returns=1, timeout=0.5)
                 if not done:

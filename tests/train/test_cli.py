@@ -209,6 +209,9 @@ def test_plot_draws_the_training_curve(tmp_path):
     (tmp_path / "eval.jsonl").write_text("\n".join(lines) + "\n")
     out = run("plot", str(tmp_path))
     assert out.returncode == 2 and "line 2 is not JSON" in out.stderr
+    (tmp_path / "eval.jsonl").write_text("")  # a run that has not evaluated yet
+    out = run("plot", str(tmp_path))
+    assert out.returncode == 2 and "holds no evaluation yet" in out.stderr and "not a run's" not in out.stderr
 
 
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
