@@ -205,3 +205,11 @@ def test_a_key_given_twice_in_a_yaml_file_is_refused(tmp_path):
     (tmp_path / "nested.yaml").write_text("rules:\n  block_rule: home\n  block_rule: ahead\n")
     with pytest.raises(ConfigError, match="'block_rule' is given twice"):
         load_config(tmp_path / "nested.yaml")
+    # A merge key's settings may be overridden, as YAML means them to be.
+    import yaml
+
+    from train.config import _UniqueKeyLoader
+
+    merged = yaml.load("base: &b\n  block_rule: home\n  opening: reroll\nrules:\n  <<: *b\n  opening: play\n",
+                       Loader=_UniqueKeyLoader)
+    assert merged["rules"] == {"block_rule": "home", "opening": "play"}
