@@ -255,8 +255,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 "nardy checkout)" if name == "default" else "")
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
-    depth_hint = (f" (after '@' comes a search depth, a whole number: {base}@1)"
-                  if at and not searched and base else "")
+    depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if at and not searched and base else ""
     raise PlayerNotFound(
         f"no player named {spec!r}{depth_hint}: give a bot name (random, race, heuristic), default (the "
         "shipped player), a run directory or checkpoint file, an exported policy folder, or your own "

@@ -466,6 +466,7 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
         warnings.simplefilter("ignore")
         for player in players:  # a name that is wrong fails now, not after the matches before it
             load_player(player, rules)
+    names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
     matches = []
     wins: list[int] = []
     errors: list[float] = []  # the standard error of each match's points per game
@@ -473,7 +474,9 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
         for j in range(i + 1, len(players)):
             result = evaluate(players[i], players[j], games, seed=seed, rules=rules,
                               workers=workers, progress=progress, chunk_pairs=chunk_pairs)
-            matches.append((i, j, result.summary()))
+            summary = result.summary()
+            summary["player_a"], summary["player_b"] = names[i], names[j]  # as the ratings name them
+            matches.append((i, j, summary))
             points = np.asarray(result.points_a, dtype=np.float64)
             wins.append(int((points > 0).sum()))  # exact: win_rate is rounded
             errors.append(padded_se(points.reshape(-1, 2).mean(axis=1), -2.0, 2.0))
@@ -499,7 +502,6 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     cov = cov * scale
     won = [(i, j, float(w), s["games"]) for (i, j, s), w in zip(matches, wins, strict=True)]
     elo, elo_half, elo_fit = elo_ratings(n, won, with_fit=True)
-    names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
     groups = _sweep_groups(n, won)
     ratings = [{"player": names[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
     for k in range(1, n):

@@ -1071,8 +1071,8 @@ def config_for_resume(run_dir: Path) -> TrainConfig:
     except json.JSONDecodeError as exc:
         raise TrainError(f"cannot resume {run_dir}: {path} is not valid JSON ({exc})") from None
     except ConfigError as exc:
-        raise TrainError(f"cannot resume {run_dir}: {exc} (the run's settings are in {path}; a value "
-                         "this version refuses is changed there, not with --set)") from None
+        raise TrainError(f"cannot resume {run_dir}: {exc} (a value this version refuses is changed in "
+                         "that file, not with --set)") from None
 
 
 def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:

@@ -203,8 +203,8 @@ def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeyp
     with pytest.raises(PlayerNotFound, match=r"give a bot name \(random, race, heuristic\), default \(the "
                                              r"shipped player\)"):
         load_player("nosuch")
-    with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number: "
-                                             r"default@1\)"):
+    with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number "
+                                             r"such as 1\)"):
         load_player("default@x")
     with pytest.raises(PlayerNotFound, match="no file or folder checkpoints/default .*; the shipped player is "
                                              "named default from any folder"):

@@ -274,6 +274,10 @@ def test_ladder_of_player_objects_names_them_and_is_json():
     other_first.__name__ = "first"
     out = ladder([first, other_first, "random"], 4, seed=1)  # two players of one name: told apart
     assert [r["player"] for r in out["ratings"]] == ["first", "first #2", "random"]
+    # The match rows name the players as the ratings do (a self-match's own labels would say
+    # "first" for the second player against random).
+    assert [(m["player_a"], m["player_b"]) for m in out["matches"]] == [
+        ("first", "first #2"), ("first", "random"), ("first #2", "random")]
     json.dumps(out)
 
 

@@ -634,7 +634,8 @@ def test_resume_accepts_the_same_rules_spelt_otherwise_and_says_where_to_fix_ref
         assert resume_with_changes(trainer.config, {"rules": same}).rules_obj == trainer.config.rules_obj
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**config, "eval_opponents": ["random", "mybots.py:Greedy"]}))
-    with pytest.raises(TrainError, match=r"would run code.*the run's settings are in .*config.json"):
+    with pytest.raises(TrainError, match=r"cannot resume .*: .*config.json: eval_opponents: .*would run code.*"
+                                         r"changed in that file, not with --set"):
         config_for_resume(run)
     (run / "config.json").unlink()  # then from the checkpoint, whose settings are accepted
     assert config_for_resume(run).eval_opponents == trainer.config.eval_opponents
