@@ -118,12 +118,14 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     picks = raw.astype(np.int64)
     counts = found.counts()
     if picks.shape != counts.shape:
-        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned {picks.shape[0] if picks.ndim else 'a scalar'} "
-                         f"choices for {counts.shape[0]} positions")
+        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned choices of shape "
+                         f"{picks.shape} for {counts.shape[0]} positions: choose() returns one index per "
+                         f"position, an array of shape ({counts.shape[0]},)")
     if (picks < 0).any() or (picks >= counts).any():
         bad = int(np.flatnonzero((picks < 0) | (picks >= counts))[0])
         raise ValueError(f"player {player_name(player, type(player).__name__)!r} chose afterstate {int(picks[bad])} "
-                         f"of position {bad}, which has {int(counts[bad])}")
+                         f"of position {bad}, which has {int(counts[bad])} (indices count from 0 within each "
+                         "position's own afterstates, not rows of found.states)")
     return found.offsets[:-1] + picks
 
 
@@ -141,7 +143,8 @@ def trained_rules(players: dict[str, Any]) -> Rules:
 
 
 def _resolvers():
-    """The ``nardy.players`` resolvers: nardy's own (``agents``) first, then the others by name.
+    """The ``nardy.players`` resolvers, as (entry point name, its value, the function): nardy's
+    own (``agents``) first, then the others by name.
 
     A plugin that fails to load is skipped with a warning naming it, so it cannot
     take the other names (the bots included) down with it.
@@ -151,7 +154,7 @@ def _resolvers():
     resolvers = []
     for ep in found:
         try:
-            resolvers.append(ep.load())
+            resolvers.append((ep.name, ep.value, ep.load()))
         except Exception as exc:  # a broken third-party package
             ours = ep.value == "agents.registry:resolve" and shadowed(exc)
             hint = f" ({SHADOWED})" if ours else ""
@@ -234,10 +237,18 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         if searched and int(depth):
             raise ValueError(f"random does not search; drop '@{depth}'")
         return RandomPlayer()
-    for resolve in _resolvers():
+    for ep_name, ep_value, resolve in _resolvers():
         # nardy's own resolver takes None (the trained rules); a plugin's gets real rules.
         ours = getattr(resolve, "__module__", "") == "agents.registry"
-        player = resolve(spec, rules if rules is not None or ours else DEFAULT_RULES)
+        if ours:
+            player = resolve(spec, rules)
+        else:
+            try:
+                player = resolve(spec, rules if rules is not None else DEFAULT_RULES)
+            except Exception as exc:  # a plugin's fault, on a name it may not even own: not everyone's
+                warnings.warn(f"nardy.players entry point {ep_name!r} ({ep_value}) failed on {spec!r} and is "
+                              f"skipped for it: {type(exc).__name__}: {exc}", stacklevel=2)
+                continue
         if player is not None:
             return player
     if own_module and code is not None:  # "name:thing" (and "name:thing@2") may have been a plugin's

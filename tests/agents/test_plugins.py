@@ -156,3 +156,42 @@ def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
         load_player("nomodulehere:other@2")
     with pytest.raises(players.PlayerNotFound, match="no module 'nomodulehere2'"):
         load_player("nomodulehere2:expert")
+
+
+def test_a_plugin_resolver_that_raises_is_named_and_skipped_for_that_name(monkeypatch):
+    """A resolver that fails on names it does not own must not take the others down, nor fail anonymously."""
+    from agents.registry import resolve
+
+    def careless(spec, rules):
+        return players.RandomPlayer() if spec == "careless" else int(spec.partition(":")[2])
+
+    def mine(spec, rules):
+        return players.RandomPlayer() if spec == "mine" else None
+
+    fake = [_EntryPoint("agents", "agents.registry:resolve", resolve),
+            _EntryPoint("aaa-careless", "badplug.res:resolve", careless), _EntryPoint("mine", "mine:resolve", mine)]
+    monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
+    assert isinstance(load_player("careless"), players.RandomPlayer)
+    assert load_player("race").__class__.__name__ == "RaceBot"  # nardy's own names never reach it
+    with pytest.warns(UserWarning, match=r"'aaa-careless' \(badplug.res:resolve\) failed on 'mine' and is skipped "
+                                         r"for it: ValueError: invalid literal"):
+        assert isinstance(load_player("mine"), players.RandomPlayer)  # the next plugin still answers
+    with pytest.warns(UserWarning, match="failed on 'nosuch'"), pytest.raises(players.PlayerNotFound):
+        load_player("nosuch")
+
+
+def test_a_player_answering_in_the_wrong_shape_is_told_the_shape_to_use():
+    import numpy as np
+
+    from nardy_env import initial_states, legal_afterstates
+    from nardy_env.players import FunctionPlayer, choose_indices
+
+    states = initial_states(2)
+    found = legal_afterstates(states, np.array([[6, 5], [3, 1]]))
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"returned choices of shape \(2, 1\) for 2 positions: choose\(\) returns "
+                                         r"one index per position, an array of shape \(2,\)"):
+        choose_indices(FunctionPlayer(lambda s, f, r: np.zeros((2, 1), dtype=np.int64)), states, found, rng)
+    rows = found.offsets[:-1]  # rows of found.states, a likely slip
+    with pytest.raises(ValueError, match="indices count from 0 within each position's own afterstates"):
+        choose_indices(FunctionPlayer(lambda s, f, r: rows), states, found, rng)
