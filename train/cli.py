@@ -830,7 +830,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     player_help = ("a bot (random, race, heuristic), default (the shipped player), a run directory or checkpoint, "
                    "or an exported policy folder; "
-                   "append @N to search N plies; or your own player as FILE.py:NAME")
+                   "append @N to search N plies; your own player as FILE.py:NAME or module:NAME; or a plugin's name")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
     ev.add_argument("a", metavar="A", type=_TEXT, help=player_help)

@@ -22,7 +22,8 @@ __all__ = ["can_rank", "default_player_spec", "no_ranking", "rank_plays"]
 def no_ranking(player: Player) -> str:
     """Why ``player`` has no ranking to show (for a player that ``can_rank`` refuses)."""
     return (f"{player_name(player, type(player).__name__)} chooses plays without scoring them, so it has no ranking; "
-            "give a network (a run, checkpoint or export) or a bot that scores plays (heuristic, race)")
+            "give a network (a run, checkpoint or export) or a bot that scores plays (heuristic, race), or give "
+            "your player an equities(found) method (docs/agents.md)")
 
 
 def can_rank(player: Player) -> bool:

@@ -154,6 +154,7 @@ def test_hint_refuses_a_player_that_does_not_score_plays():
 
     out = run("hint", START_NPN, "3", "1", "--player", "random")
     assert out.returncode == 2 and "random chooses plays without scoring them" in out.stderr
+    assert "or give your player an equities(found) method" in out.stderr
     assert not can_rank(RandomPlayer())
     with pytest.raises(TypeError, match="no ranking"):
         rank_plays(RandomPlayer(), START_NPN, [3, 1])
