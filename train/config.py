@@ -122,8 +122,6 @@ class TrainConfig:
                 raise ConfigError(f"{f.name} must be a string, got {value!r}")
 
         need(isinstance(self.name, str) and self.name.strip() != "", "name", "a non-empty string")
-        need("/" not in self.name and os.sep not in self.name and self.name not in (".", ".."), "name",
-             "a run name without a path in it (runs/NAME is the default run directory; --out takes a path)")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
@@ -299,4 +297,9 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
     where = str(path) if path else "config"
     if given:  # a bad value may come from the command line rather than the file: say so
         where += f" with {overrides_from} {', '.join(sorted(given))}"
-    return TrainConfig.from_dict(data, where=where)
+    config = TrainConfig.from_dict(data, where=where)
+    # For new runs only (a saved run resumes whatever its name): runs/NAME must stay under runs/.
+    if "/" in config.name or os.sep in config.name or config.name in (".", ".."):
+        raise ConfigError(f"{where}: name: a run name without a path in it (runs/NAME is the default run "
+                          f"directory; --out takes a path), got {config.name!r}")
+    return config

@@ -212,3 +212,10 @@ def test_a_key_given_twice_in_a_yaml_file_is_refused(tmp_path):
     merged = yaml.load("base: &b\n  block_rule: home\n  opening: reroll\nrules:\n  <<: *b\n  opening: play\n",
                        Loader=_UniqueKeyLoader)
     assert merged["rules"] == {"block_rule": "home", "opening": "play"}
+
+
+def test_a_saved_run_named_with_a_path_still_reads_back():
+    """The name check guards new runs (runs/NAME); a run already saved resumes whatever its name."""
+    assert TrainConfig.from_dict({**TrainConfig().to_dict(), "name": "team/a"}).name == "team/a"
+    with pytest.raises(ConfigError, match="name: a run name without a path in it"):
+        load_config(None, name="team/a")
