@@ -644,56 +644,57 @@ def _cmd_train(args: argparse.Namespace) -> int:
         again = "".join(f" --set {shlex.quote(s)}" for s in args.set or [])  # not yet in config.json
         return _storage_error(exc, Path(args.resume or args.out or "."),
                               _continue_with(args.resume, args.address) + again if args.resume else "")
-    for note in trainer.skipped:
-        print(f"nardy train: {note}", file=sys.stderr)
-    if args.resume:
-        print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, resuming from "
-              f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
-    else:
-        print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
-    continue_with = _continue_with(run_dir, args.address)
-    if trainer.finished:
-        print(f"the run has played its {config.total_games} games; to train on, resume with "
-              f"--set total_games=N (N > {trainer.games})", flush=True)
-    else:
+    with trainer:  # its lock on the run folder goes at the end
+        for note in trainer.skipped:
+            print(f"nardy train: {note}", file=sys.stderr)
+        if args.resume:
+            print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, resuming from "
+                  f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
+        else:
+            print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
+        continue_with = _continue_with(run_dir, args.address)
+        if trainer.finished:
+            print(f"the run has played its {config.total_games} games; to train on, resume with "
+                  f"--set total_games=N (N > {trainer.games})", flush=True)
+        else:
+            try:
+                stats = trainer.train(max_seconds=args.max_seconds)
+            except TrainError as exc:
+                print(f"nardy train: {exc}", file=sys.stderr)
+                return 2
+            except OSError as exc:  # a full disk, a folder made read-only
+                if not _is_storage_error(exc):
+                    raise
+                return _storage_error(exc, run_dir, continue_with)
+            if trainer.interrupted:
+                terminated = trainer.stop_signal == signal.SIGTERM
+                print(f"{'terminated' if terminated else 'interrupted'} after {trainer.games} games; checkpoint saved. "
+                      f"Continue with: {continue_with}", flush=True)
+                return 143 if terminated else 130
+            actors = stats.get("actors", 0)
+            print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
+                  f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
+                  f"actor{'' if actors == 1 else 's'}; last window "
+                  f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
+                  f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
+                  flush=True)
+            if not trainer.finished:
+                print(f"stopped by --max-seconds at {trainer.games} of {config.total_games} games; checkpoint "
+                      f"saved. Continue with: {continue_with}", flush=True)
+        had_final = trainer.final_evaluation is not None
         try:
-            stats = trainer.train(max_seconds=args.max_seconds)
-        except TrainError as exc:
-            print(f"nardy train: {exc}", file=sys.stderr)
-            return 2
-        except OSError as exc:  # a full disk, a folder made read-only
+            record = trainer.finish()
+        except OSError as exc:
             if not _is_storage_error(exc):
                 raise
             return _storage_error(exc, run_dir, continue_with)
-        if trainer.interrupted:
-            terminated = trainer.stop_signal == signal.SIGTERM
-            print(f"{'terminated' if terminated else 'interrupted'} after {trainer.games} games; checkpoint saved. "
-                  f"Continue with: {continue_with}", flush=True)
-            return 143 if terminated else 130
-        actors = stats.get("actors", 0)
-        print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
-              f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
-              f"actor{'' if actors == 1 else 's'}; last window "
-              f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
-              f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
-              flush=True)
-        if not trainer.finished:
-            print(f"stopped by --max-seconds at {trainer.games} of {config.total_games} games; checkpoint "
-                  f"saved. Continue with: {continue_with}", flush=True)
-    had_final = trainer.final_evaluation is not None
-    try:
-        record = trainer.finish()
-    except OSError as exc:
-        if not _is_storage_error(exc):
-            raise
-        return _storage_error(exc, run_dir, continue_with)
-    if record is not None:
-        again = " (made earlier)" if had_final else ""
-        played = record[config.eval_opponents[0]].get("games", config.final_eval_games)
-        print(f"final evaluation{again} ({played} paired games each, 0-ply): "
-              f"{summary_line(record, config.eval_opponents)}", flush=True)
-    print(f"checkpoint: {run_dir / 'checkpoint.pt'}")
-    return 0
+        if record is not None:
+            again = " (made earlier)" if had_final else ""
+            played = record[config.eval_opponents[0]].get("games", config.final_eval_games)
+            print(f"final evaluation{again} ({played} paired games each, 0-ply): "
+                  f"{summary_line(record, config.eval_opponents)}", flush=True)
+        print(f"checkpoint: {run_dir / 'checkpoint.pt'}")
+        return 0
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:

@@ -15,7 +15,8 @@ that all keep dying before finishing a task stop the run with Ray's reason.
 
 A run directory holds ``config.json``, ``checkpoint.pt`` (latest, written
 atomically), ``checkpoint-<games>.pt`` (the last ``keep_checkpoints``),
-TensorBoard events under ``tb/`` and ``eval.jsonl``.
+TensorBoard events under ``tb/`` and ``eval.jsonl``, and ``.lock``: while a
+``Trainer`` holds the run (until ``close()``), another process cannot resume it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
 from nardy_env import Rules, RulesError
 from nardy_env.players import load_player
+from train import runlock
 from train.config import ConfigError, TrainConfig
 from train.selfplay import SelfPlayWorker
 
@@ -213,12 +215,19 @@ class Trainer:
                 load_player(opponent, self.rules)
             except Exception as exc:
                 raise TrainError(f"eval_opponents: {opponent}: {exc}") from None
+        self._lock: Path | None = None
         if resume:
-            # Temporary files of writes a kill interrupted (the files they were to replace are intact).
-            for stray in [*self.run_dir.glob(".checkpoint*.tmp"), *self.run_dir.glob(".replay-*.tmp"),
-                          *self.run_dir.glob("checkpoint-*.tmp")]:
-                stray.unlink(missing_ok=True)
-            self._load_latest_good()
+            # Before anything is touched: the stray files below may be a live run's writes.
+            self._hold_lock()
+            try:
+                # Temporary files of writes a kill interrupted (the files they were to replace are intact).
+                for stray in [*self.run_dir.glob(".checkpoint*.tmp"), *self.run_dir.glob(".replay-*.tmp"),
+                              *self.run_dir.glob("checkpoint-*.tmp")]:
+                    stray.unlink(missing_ok=True)
+                self._load_latest_good()
+            except BaseException:
+                self.close()
+                raise
         else:
             if (self.run_dir / "checkpoint.pt").exists():
                 raise TrainError(f"{self.run_dir} already holds a run; use --resume {self.run_dir} "
@@ -264,14 +273,46 @@ class Trainer:
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
             self._unstarted = True  # until a game is played: a run that never starts is removed
+            self._hold_lock()
+
+    def _hold_lock(self) -> None:
+        """The run's lock for this process (shared by its Trainers), or TrainError if another holds it."""
+        if self._lock is None:
+            try:
+                self._lock = runlock.acquire(self.run_dir)
+            except runlock.RunInUse as exc:
+                raise TrainError(str(exc)) from None
+
+    def close(self) -> None:
+        """Let go of the run: its TensorBoard writer and its lock (another process may resume it)."""
+        if getattr(self, "_writer", None) is not None:
+            self._writer.close()
+            self._writer = None
+        runlock.release(getattr(self, "_lock", None))
+        self._lock = None
+
+    def __enter__(self) -> Trainer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            runlock.release(getattr(self, "_lock", None))
+            self._lock = None
 
     def _remove_unstarted_run(self) -> None:
-        """What a new run that never played a game wrote (config.json, tb/): gone, so the same
-        command can be given again."""
+        """What a new run that never played a game wrote (config.json, tb/, .lock): gone, so the
+        same command can be given again."""
         if self._writer is not None:
             self._writer.close()
         shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
         (self.run_dir / "config.json").unlink(missing_ok=True)
+        if self._lock is not None:
+            (self.run_dir / runlock.LOCK_NAME).unlink(missing_ok=True)
+            runlock.release(self._lock)
+            self._lock = None
         if self._made_folder and not any(self.run_dir.iterdir()):
             self.run_dir.rmdir()
 
@@ -1033,8 +1074,9 @@ def numbered_checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def config_for_resume(run_dir: Path) -> TrainConfig:
+def config_for_resume(run_dir: str | Path) -> TrainConfig:
     """The resolved configuration a run was started with."""
+    run_dir = Path(run_dir)
     path = run_dir / "config.json"
     if not run_dir.is_dir():
         raise TrainError(f"cannot resume {run_dir}: no such folder" if not run_dir.exists()

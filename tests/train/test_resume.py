@@ -326,6 +326,7 @@ def test_cli_resume_of_a_finished_run_does_not_train_or_evaluate_again(tmp_path)
                                  "race": {"win_rate": 0.1, "win_rate_ci95": [0.0, 0.3], "points_per_game": -1.2}})
     trainer.save()
     (run / "eval.jsonl").write_text(json.dumps(trainer.eval_history[-1]) + "\n")
+    trainer.close()  # lets go of the run, which another process then resumes
     out = _cli("train", "--resume", str(run), "--quiet")
     assert out.returncode == 0, out.stderr
     assert "has played its 1024 games" in out.stdout and "made earlier" in out.stdout
@@ -639,3 +640,45 @@ def test_resume_accepts_the_same_rules_spelt_otherwise_and_says_where_to_fix_ref
         config_for_resume(run)
     (run / "config.json").unlink()  # then from the checkpoint, whose settings are accepted
     assert config_for_resume(run).eval_opponents == trainer.config.eval_opponents
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks on Windows")
+def test_a_run_another_process_holds_is_not_resumed_until_it_lets_go_even_by_sigkill(tmp_path):
+    run = tmp_path / "run"
+    _trained(run).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from train.trainer import Trainer, config_for_resume; "
+         f"t = Trainer(config_for_resume({str(run)!r}), {str(run)!r}, resume=True, progress=False); "
+         "print('held', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        (run / ".checkpoint-live.tmp").write_bytes(b"a write in progress")
+        before = (run / "checkpoint.pt").read_bytes()
+        with pytest.raises(TrainError, match=rf"in use by another process \(pid {holder.pid}\)"):
+            Trainer(config_for_resume(run), run, resume=True, progress=False)
+        out = _cli("train", "--resume", str(run), "--set", "total_games=4096")
+        assert out.returncode == 2 and f"in use by another process (pid {holder.pid})" in out.stderr
+        assert "Ctrl-C saves a checkpoint" in out.stderr
+        # Nothing of the live run was touched: its temporary file, checkpoint and settings.
+        assert (run / ".checkpoint-live.tmp").exists() and (run / "checkpoint.pt").read_bytes() == before
+        assert json.loads((run / "config.json").read_text())["total_games"] == 1024
+    finally:
+        holder.kill()  # SIGKILL: the kernel drops the lock with the process
+        holder.wait()
+    with Trainer(config_for_resume(run), run, resume=True, progress=False) as resumed:
+        assert resumed.games == 768 and not (run / ".checkpoint-live.tmp").exists()
+        again = Trainer(config_for_resume(run), run, resume=True, progress=False)  # this process: shared
+        assert again.games == 768
+        again.close()
+        out = _cli("train", "--resume", str(run), "--set", "total_games=4096")  # still held by `resumed`
+        assert out.returncode == 2 and f"(pid {os.getpid()})" in out.stderr
+    assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 768  # let go by close()
+
+
+def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
+    trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+    trainer._make_run_dir()
+    assert (tmp_path / "run" / ".lock").read_text().strip() == str(os.getpid())
+    trainer._remove_unstarted_run()
+    assert not (tmp_path / "run").exists()
