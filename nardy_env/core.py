@@ -136,11 +136,21 @@ def initial_states(n: int = 1) -> np.ndarray:
     return states
 
 
-def flip(states: np.ndarray) -> np.ndarray:
-    """Turn positions over: the same positions from the opponent's view."""
+def _columns(states: np.ndarray) -> np.ndarray:
+    """``states`` as an array of mover's-view rows, or StateError: the cheap checks of the helpers
+    below (shape and dtype; validate_states checks the counts)."""
     states = np.asarray(states)
     if states.shape[-1:] != (STATE_SIZE,):
         raise StateError(f"states must have {STATE_SIZE} columns, got shape {list(states.shape)}")
+    if states.dtype == np.bool_ or not np.issubdtype(states.dtype, np.signedinteger):
+        raise StateError(f"states must be signed integers (int8: the opponent's checkers are negative), "
+                         f"got dtype {states.dtype}")
+    return states
+
+
+def flip(states: np.ndarray) -> np.ndarray:
+    """Turn positions over: the same positions from the opponent's view."""
+    states = _columns(states)
     out = np.empty_like(states)
     out[..., :HALF] = -states[..., HALF:NUM_POINTS]
     out[..., HALF:NUM_POINTS] = -states[..., :HALF]
@@ -155,7 +165,7 @@ def outcome(states: np.ndarray) -> np.ndarray:
     0 while the game goes on; +1 / -1 for a single game (oin: the loser has
     borne off at least one checker); +2 / -2 for mars (the loser has none).
     """
-    states = np.asarray(states)
+    states = _columns(states)
     mine = states[..., OFF_MOVER].astype(np.int8)
     theirs = states[..., OFF_OPPONENT].astype(np.int8)
     won = mine == NUM_CHECKERS
@@ -168,7 +178,7 @@ def outcome(states: np.ndarray) -> np.ndarray:
 
 def pip_counts(states: np.ndarray) -> np.ndarray:
     """Pips each side still has to travel: int32 ``[..., 2]`` (mover, opponent)."""
-    states = np.asarray(states)
+    states = _columns(states)
     board = states[..., :NUM_POINTS].astype(np.int32)
     personal = np.arange(1, NUM_POINTS + 1, dtype=np.int32)
     theirs_personal = np.roll(personal, -HALF)  # opponent's number of each of my points
@@ -189,11 +199,18 @@ def validate_states(states: np.ndarray) -> np.ndarray:
     if np.issubdtype(arr.dtype, np.unsignedinteger) and arr.size and (arr[:, :NUM_POINTS] > NUM_CHECKERS).any():
         raise StateError(f"states must be signed integers (int8: the opponent's checkers are negative), "
                          f"got dtype {arr.dtype}")
+    # Ranges are checked in the given dtype, before any cast could wrap a large value into range.
+    wide = (arr[:, :NUM_POINTS] > NUM_CHECKERS) | (arr[:, :NUM_POINTS] < -NUM_CHECKERS)
+    if wide.any():
+        bad, point = (int(v) for v in np.argwhere(wide)[0])
+        raise StateError(f"state {bad}: point {point + 1} holds {arr[bad, point]}; a point holds "
+                         f"-{NUM_CHECKERS}..{NUM_CHECKERS} (negative: the opponent's checkers)")
+    off_in = arr[:, NUM_POINTS:]
+    if (off_in < 0).any() or (off_in > NUM_CHECKERS).any():
+        bad = int(np.argwhere((off_in < 0) | (off_in > NUM_CHECKERS))[0, 0])
+        raise StateError(f"state {bad}: borne-off counts must be 0..{NUM_CHECKERS}, got {off_in[bad].tolist()}")
     board = arr[:, :NUM_POINTS].astype(np.int32)
-    off = arr[:, NUM_POINTS:].astype(np.int32)
-    if (off < 0).any() or (off > NUM_CHECKERS).any():
-        bad = int(np.argwhere((off < 0) | (off > NUM_CHECKERS))[0, 0])
-        raise StateError(f"state {bad}: borne-off counts must be 0..{NUM_CHECKERS}, got {off[bad].tolist()}")
+    off = off_in.astype(np.int32)
     mine = np.where(board > 0, board, 0).sum(axis=1) + off[:, 0]
     theirs = np.where(board < 0, -board, 0).sum(axis=1) + off[:, 1]
     for name, total in (("mover", mine), ("opponent", theirs)):
@@ -822,6 +839,16 @@ def legal_continuations(
     left_on_head = states[:, HEAD_INDEX]
     if (heads_used > NUM_CHECKERS - left_on_head).any():
         raise StateError("heads_used is more than the checkers that are off the head")
+    # A limit of 2 is the first-turn exception: a double of an excepted face, from a full head.
+    two = head_limit == 2
+    allowed = (dice[:, 0] == dice[:, 1]) & rules.head_mask[dice[:, 0]] & (heads_used + left_on_head == NUM_CHECKERS)
+    if (two & ~allowed).any():
+        i = int(np.flatnonzero(two & ~allowed)[0])
+        raise StateError(f"position {i}: head_limit 2 is the first-turn exception (a double of "
+                         f"{list(rules.head_exception)} with all {NUM_CHECKERS} checkers on the head when the "
+                         f"turn began), which dice {dice[i].tolist()} with {int(heads_used[i])} checker(s) "
+                         f"off the head this turn and {int(left_on_head[i])} on it cannot be; "
+                         "take it from turn_head_limit at the turn's start")
     return _run(states, dice, dice_left, heads_used, head_limit, rules, threads)
 
 

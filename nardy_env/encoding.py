@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT
+from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError
 
 __all__ = ["RAW_SIZE", "FEATURES_VERSION", "NUM_FEATURES", "raw_positions", "features"]
 
@@ -39,6 +39,9 @@ _START_PIPS = 360.0
 def raw_positions(states: np.ndarray) -> np.ndarray:
     """Mover's-view states ``[..., 26]`` -> float32 raw layout ``[..., 50]`` seen by the mover."""
     states = np.asarray(states)
+    if states.shape[-1:] != (STATE_SIZE,):
+        raise StateError(f"states must have {STATE_SIZE} columns (the mover's-view state), got shape "
+                         f"{list(states.shape)}")
     board = states[..., :NUM_POINTS].astype(np.float32)
     raw = np.empty(states.shape[:-1] + (RAW_SIZE,), dtype=np.float32)
     raw[..., :NUM_POINTS] = np.maximum(board, 0)
@@ -81,6 +84,9 @@ def _side_features(counts: np.ndarray, off: np.ndarray, other_held_route: np.nda
 def features(raw: np.ndarray) -> np.ndarray:
     """Raw layout ``[..., 50]`` -> float32 features ``[..., NUM_FEATURES]`` (version above)."""
     raw = np.asarray(raw, dtype=np.float32)
+    if raw.shape[-1:] != (RAW_SIZE,):
+        raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
+                         f"{list(raw.shape)}")
     mine = raw[..., :NUM_POINTS]
     theirs = raw[..., NUM_POINTS:2 * NUM_POINTS]
     # My points in the opponent's route order are my personal 13..24 then 1..12,

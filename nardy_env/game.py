@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import OFF_MOVER, legal_afterstates
+from .core import (
+    OFF_MOVER,
+    StateError,
+    _check_dice,
+    _check_not_over,
+    is_whole,
+    legal_afterstates,
+    validate_states,
+)
 from .notation import Color
 from .rules import DEFAULT_RULES, Rules, as_rules
 
@@ -21,7 +29,15 @@ ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1 / 36, 2 / 36)
 
 def roll_dice(rng: np.random.Generator, n: int) -> np.ndarray:
     """``n`` rolls of two dice, int64 ``[n, 2]``."""
+    _check_rng(rng, n)
     return rng.integers(1, 7, size=(n, 2), dtype=np.int64)
+
+
+def _check_rng(rng: np.random.Generator, n: int) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+    if not is_whole(n):
+        raise ValueError(f"n must be a whole number, 0 or more, got {n!r}")
 
 
 def opening_roll(
@@ -38,6 +54,7 @@ def opening_roll(
     ``[n]``) and its dice (int64 ``[n, 2]``).
     """
     rules = as_rules(rules)
+    _check_rng(rng, n)
     rolls = roll_dice(rng, n)
     tied = rolls[:, 0] == rolls[:, 1]
     while tied.any():
@@ -66,10 +83,13 @@ def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
     conservative reading: it never grants a single game that is not secured).
     """
     rules = as_rules(rules)
-    state = np.asarray(state, dtype=np.int8)
+    if np.ndim(state) != 1:
+        raise StateError(f"resignation_points takes one state row (shape [26]), got shape {list(np.shape(state))}")
+    state = validate_states(state)[0]  # checked before the shortcut below, which reads one cell
+    _check_not_over(state[None])
     if state[OFF_MOVER] > 0:
         return 1
-    rolls = ROLLS if dice is None else np.asarray(dice, dtype=np.int64).reshape(1, 2)
+    rolls = ROLLS if dice is None else _check_dice(dice, 1)
     found = legal_afterstates(np.repeat(state[None], len(rolls), axis=0), rolls, rules)
     bears_off = found.states[:, OFF_MOVER] > 0
     # Escape secured for a roll when some play of it bears off; needed for every roll asked about.

@@ -14,8 +14,10 @@ from nardy_env import (
     legal_afterstates,
     legal_continuations,
     outcome,
+    pip_counts,
     validate_states,
 )
+from nardy_env.encoding import features, raw_positions
 from nardy_env.game import opening_roll, roll_dice
 
 
@@ -140,6 +142,30 @@ def test_bad_states_and_dice_raise_clear_errors():
         legal_afterstates(good.astype(np.uint8), [[6, 5]])  # -15 read as 241
     with pytest.raises(StateError, match="26 columns"):
         flip(np.zeros((2, 30), dtype=np.int8))
+    # Ranges are checked before any cast, which would wrap a large count into range.
+    wide = good.astype(np.int64)
+    wide[0, 23] = 2**32 + 15
+    with pytest.raises(StateError, match="state 0: point 24 holds 4294967311; a point holds -15..15"):
+        legal_afterstates(wide, [[6, 5]])
+    wide = good.astype(np.uint64)
+    wide[0, 24] = 2**32 + 1
+    with pytest.raises(StateError, match="signed integers|borne-off counts must be 0..15"):
+        validate_states(wide)
+    wide = good.astype(np.int64)
+    wide[0, 24] = 2**32
+    with pytest.raises(StateError, match=r"borne-off counts must be 0..15, got \[4294967296, 0\]"):
+        validate_states(wide)
+    # The cheap helpers check shape and dtype: a uint8 -15 would read as 241, a width 50 row as garbage.
+    for helper in (flip, outcome, pip_counts):
+        with pytest.raises(StateError, match="signed integers"):
+            helper(good.astype(np.uint8))
+        with pytest.raises(StateError, match="26 columns"):
+            helper(np.zeros((3, 5), dtype=np.int8))
+    with pytest.raises(StateError, match="26 columns"):
+        raw_positions(np.zeros((2, 50), dtype=np.int8))
+    for width in (26, 60):
+        with pytest.raises(ValueError, match="raw positions must have 50 columns"):
+            features(np.zeros((2, width), dtype=np.float32))
     for dice in (["6", "5"], [6.0, 5.0], [True, True]):
         with pytest.raises(StateError, match="dice must be integers 1..6"):
             legal_afterstates(good, [dice])
@@ -173,6 +199,14 @@ def test_continuing_a_non_double_never_grants_the_head_exception():
         legal_continuations(after, [3, 3], 1, -5, 2)
     with pytest.raises(StateError, match="heads_used is more than the checkers that are off the head"):
         legal_continuations(after, [3, 3], 1, 2, 2)
+    # A limit of 2 only where the first-turn exception can be (it once let two checkers off the head).
+    midgame = start.copy()
+    midgame[0, 23], midgame[0, 20] = 13, 2
+    for state, dice, left in ((midgame, [6, 6], 4), (start, [6, 5], 2), (start, [5, 5], 4)):
+        with pytest.raises(StateError, match="head_limit 2 is the first-turn exception"):
+            legal_continuations(state, dice, left, 0, 2)
+    assert legal_continuations(start, [6, 6], 4, 0, 2).states[0, 23] == 13  # the exception itself
+    assert legal_continuations(after, [6, 6], 3, 1, 2).counts().sum() > 0  # one off, a second may follow
     for name, args in (("dice_left", (1.5, 1, 1)), ("heads_used", (1, 1.9, 1)), ("head_limit", (1, 1, 1.7))):
         with pytest.raises(StateError, match=f"{name} must be integers"):
             legal_continuations(after, [3, 3], *args)
@@ -217,3 +251,15 @@ def test_a_cgroup_cpu_quota_caps_the_cpus_the_core_uses(tmp_path, monkeypatch):
     assert quota({"cpu,cpuacct/cpu.cfs_quota_us": "-1", "cpu,cpuacct/cpu.cfs_period_us": "100000"}) is None
     monkeypatch.setattr(core, "cgroup_cpu_quota", lambda: 1)
     assert core.available_cpus() == 1
+
+
+def test_dice_helpers_name_a_wrong_generator_or_count():
+    rng = np.random.default_rng(0)
+    assert roll_dice(rng, 0).shape == (0, 2) and roll_dice(rng, np.int64(3)).shape == (3, 2)
+    for helper in (roll_dice, opening_roll):
+        for bad in (None, np.random.RandomState(0), 7):
+            with pytest.raises(TypeError, match="rng must be a numpy Generator"):
+                helper(bad, 2)
+        for n in (-1, 2.5, True):
+            with pytest.raises(ValueError, match="n must be a whole number, 0 or more"):
+                helper(rng, n)

@@ -422,9 +422,12 @@ def test_cube_and_match_keys_accept_only_the_cubeless_single_game_played():
         assert next(iter(bad)) in str(info.value)
     with pytest.raises(RulesError, match="unknown rules key"):
         Rules.from_dict({"crawford": True})
+    with pytest.raises(RulesError, match=r"rules keys must be strings \(variant names\), got \['1', 'x'\]"):
+        Rules.from_dict({1: 2, "x": 3})
 
 
 def test_resignation_without_mars_article_50_7():
+    from nardy_env import StateError
     from nardy_env.game import resignation_points
 
     # White, all 15 on point 6, nothing off: a 6 bears one off, 5-4 cannot
@@ -443,3 +446,16 @@ def test_resignation_without_mars_article_50_7():
     # One already off: no mars is possible, whatever the dice.
     escaped, _ = parse_npn("0,0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,14:1,0:w")
     assert resignation_points(escaped, [6, 5]) == 1
+    # Its inputs are checked as the core checks them, not cut or wrapped into something else.
+    with pytest.raises(StateError, match="dice must be integers 1..6"):
+        resignation_points(six, [6.7, 5.2])  # once played as 6-5
+    with pytest.raises(StateError, match="the mover has 3 checkers"):
+        resignation_points(np.array([0] * 24 + [3, 0]))  # once 1, read from the off count alone
+    wrapped = six.astype(np.int64)
+    wrapped[5] = 2**32 + 15  # once cast to int8: 15
+    with pytest.raises(StateError, match="point 6 holds 4294967311"):
+        resignation_points(wrapped)
+    with pytest.raises(StateError, match=r"one state row \(shape \[26\]\)"):
+        resignation_points(six[None])
+    with pytest.raises(StateError, match="game is over"):
+        resignation_points(flip(parse_npn("0," * 11 + "-15," + "0," * 11 + "0:15,0:b")[0]))
