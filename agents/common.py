@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters"]
+from nardy_env import NUM_CHECKERS
+from nardy_env.encoding import RAW_SIZE
+
+__all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters",
+           "checked_raw"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of a network's four outcome probabilities, in output order, from the view of the
 side that has just moved."""
 EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
 """Points of each outcome: equity = sum(outcomes * EQUITY_WEIGHTS) (cubeless points)."""
+
+
+def checked_raw(raw: np.ndarray) -> np.ndarray:
+    """``raw`` as float32 ``[N, 50]`` (C order) for an evaluator, or ValueError saying what is wrong:
+    the 50 numbers of docs/policy.md are checker counts, and a network would score anything else
+    (a negative count, a NaN) as if it meant something."""
+    raw = np.ascontiguousarray(raw, dtype=np.float32)
+    if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
+        raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
+    fine = (raw >= 0) & (raw <= NUM_CHECKERS)  # NaN fails this too
+    if not fine.all():
+        raise ValueError(f"positions are checker counts 0..{NUM_CHECKERS} (docs/policy.md's 50 numbers); "
+                         f"row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")
+    return raw
 
 
 def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import NUM_CHECKERS, Rules, RulesError
+from nardy_env import Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 
-from .common import EQUITY_WEIGHTS, OUTCOMES
+from .common import EQUITY_WEIGHTS, OUTCOMES, checked_raw
 from .search import SearchPlayer, rules_to_play
 
 __all__ = [
@@ -288,12 +288,7 @@ class OnnxEvaluator:
 
     def run(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """float32 ``[N, 50]`` raw positions -> (``outcomes`` ``[N, 4]``, ``equity`` ``[N]``)."""
-        raw = np.ascontiguousarray(raw, dtype=np.float32)
-        if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
-            raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
-        if not ((raw >= 0) & (raw <= NUM_CHECKERS)).all():  # NaN fails this too
-            raise ValueError(f"positions are checker counts 0..{NUM_CHECKERS} (docs/policy.md's 50 numbers); "
-                             f"row {int(np.flatnonzero(~((raw >= 0) & (raw <= NUM_CHECKERS)).all(axis=1))[0])} is not")
+        raw = checked_raw(raw)
         outcomes, equity = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: raw})
         # The contract's outputs are a softmax and its equity: anything else (a damaged or foreign graph)
         # would be played and reported as if it meant something.

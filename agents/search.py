@@ -76,8 +76,11 @@ class SearchPlayer:
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
-        if filter_k < 1:
-            raise ValueError(f"filter_k must be 1 or more (the candidates searched beyond 0-ply), got {filter_k}")
+        if not is_whole(filter_k, 1):
+            raise ValueError(f"filter_k must be a whole number, 1 or more (the candidates searched beyond 0-ply), "
+                             f"got {filter_k!r}")
+        if not is_whole(batch, 1):
+            raise ValueError(f"batch must be a whole number, 1 or more (positions per forward pass), got {batch!r}")
         if ply >= 3:
             warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
                           f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
@@ -87,7 +90,7 @@ class SearchPlayer:
         self.rules = as_rules(rules)
         self.filter_k = int(filter_k)
         self.name = name if ply == 0 else f"{name}@{ply}"
-        self.batch = batch
+        self.batch = int(batch)
         self.evaluations = 0  # positions sent to the evaluator, for cost reports
 
     def static_equity(self, states: np.ndarray) -> np.ndarray:

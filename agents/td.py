@@ -23,6 +23,7 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
 from nardy_env.rules import DEFAULT_RULES, as_rules
 
+from .common import checked_raw
 from .files import compressed_entries, file_sha256, write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer, rules_to_play
@@ -46,7 +47,9 @@ class TorchEvaluator:
         self.network = network.eval()
 
     def _input(self, raw: np.ndarray) -> torch.Tensor:
-        x = torch.from_numpy(np.ascontiguousarray(raw, dtype=np.float32))
+        """Checked as the exported policy checks them (agents.common.checked_raw)."""
+        raw = checked_raw(raw)
+        x = torch.from_numpy(raw if raw.flags.writeable else raw.copy())  # torch warns on read-only arrays
         device = next(self.network.parameters()).device
         return x if device.type == "cpu" else x.to(device)  # a network on a GPU scores there
 

@@ -207,12 +207,17 @@ def results_rank(states: np.ndarray, movers: np.ndarray, offsets: np.ndarray) ->
 
     ``states``, ``offsets``: flat afterstates as the rules core returns them
     (``Afterstates.states``, ``.offsets``); ``movers``: the Color of each
-    position's side to move. Players use it to break exact ties as FORMATS.md
+    position's side to move (or one Color for all). Players use it to break exact ties as FORMATS.md
     says: the earliest result in the sorted list.
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     counts = np.diff(offsets)
-    rows_mover = np.repeat(np.asarray(movers, dtype=np.int64), counts)
+    given = np.asarray(movers)
+    if given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer) or given.ndim > 1 \
+            or (given.ndim == 1 and given.size != counts.size) or ((given != 0) & (given != 1)).any():
+        raise ValueError(f"movers must be one Color (0 white, 1 black) or one per position ({counts.size}), "
+                         f"got {given.dtype} values {given.ravel()[:4].tolist()} of shape {list(given.shape)}")
+    rows_mover = np.repeat(np.broadcast_to(given.astype(np.int64), counts.shape), counts)
     keys = npn_sort_keys(states, rows_mover)
     segment = np.repeat(np.arange(counts.size), counts)
     order = np.lexsort((*keys.T[::-1], segment))

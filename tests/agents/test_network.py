@@ -254,6 +254,26 @@ def test_bad_layer_sizes_and_inputs_of_another_width_are_named():
     assert net(torch.zeros(3, 50)).shape == (3, 4)
 
 
+def test_the_torch_evaluator_refuses_what_the_exported_policy_refuses():
+    import warnings
+
+    from agents.td import TorchEvaluator
+
+    evaluator = TorchEvaluator(TDNetwork((8,)))
+    raw = raw_positions(_positions(20))
+    frozen = raw.copy()
+    frozen.setflags(write=False)  # as the env hands out its arrays
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warned about a non-writable array
+        assert np.array_equal(evaluator.outcomes(frozen), evaluator.outcomes(raw))
+    for bad in (np.full((2, 50), np.nan), -np.ones((1, 50)), np.full((1, 50), 16.0)):  # once scored all the same
+        for score in (evaluator.outcomes, evaluator.equity):
+            with pytest.raises(ValueError, match="positions are checker counts 0..15"):
+                score(bad)
+    with pytest.raises(ValueError, match=r"positions must have shape \[N, 50\]"):
+        evaluator.equity(np.zeros(50))
+
+
 def test_positions_of_another_dtype_are_scored_as_float32_ones():
     net = TDNetwork((8,))
     x = torch.from_numpy(raw_positions(_positions(200)))

@@ -59,8 +59,10 @@ def test_zero_ply_may_be_spelled_out_for_every_bot():
 def test_search_needs_at_least_one_candidate_past_the_filter():
     from agents.search import SearchPlayer
 
-    with pytest.raises(ValueError, match="filter_k must be 1 or more"):
+    with pytest.raises(ValueError, match="filter_k must be a whole number, 1 or more"):
         SearchPlayer(evaluator=None, ply=1, filter_k=0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="filter_k must be a whole number"):
+        SearchPlayer(evaluator=None, ply=1, filter_k="3")  # type: ignore[arg-type]
 
 
 def test_three_ply_and_deeper_warn_about_their_cost():

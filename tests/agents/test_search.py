@@ -128,3 +128,36 @@ def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever(
         with pytest.raises(ValueError, match="ply must be a whole number"):
             player.equity(states, ply=bad)
     assert np.isfinite(player.equity(states, ply=np.int64(0))).all()
+
+
+def test_a_batch_size_that_would_leave_positions_unscored_is_refused():
+    from agents.network import TDNetwork
+    from agents.td import TorchEvaluator
+    from nardy_env import initial_states, legal_afterstates
+
+    evaluator = TorchEvaluator(TDNetwork((4,)))
+    found = legal_afterstates(initial_states(1), [[3, 3]])
+    for bad in (-1, 0, 2.0, True):  # -1 once scored every position 0: an empty loop
+        with pytest.raises(ValueError, match="batch must be a whole number, 1 or more"):
+            SearchPlayer(evaluator, batch=bad)
+    one_at_a_time = SearchPlayer(evaluator, batch=1).static_equity(found.states)
+    assert np.allclose(one_at_a_time, SearchPlayer(evaluator).static_equity(found.states), atol=1e-6)
+    assert (one_at_a_time != 0).all()
+
+
+def test_colours_for_the_tie_break_are_checked():
+    from agents.network import TDNetwork
+    from agents.td import TorchEvaluator
+    from nardy_env import Color, initial_states, legal_afterstates
+    from nardy_env.notation import results_rank
+
+    found = legal_afterstates(initial_states(2), [[3, 3], [6, 5]])
+    player = SearchPlayer(TorchEvaluator(TDNetwork((4,))))
+    rng = np.random.default_rng(0)
+    assert (player.choose(initial_states(2), found, rng, colors=[Color.WHITE, Color.BLACK])
+            == player.choose(initial_states(2), found, rng, colors=np.array([0, 1]))).all()
+    assert (results_rank(found.states, Color.BLACK, found.offsets)
+            == results_rank(found.states, [1, 1], found.offsets)).all()  # one Color for all
+    for bad in ([0], [2, 0], ["b", "w"], [0.5, 1.0], [True, False]):
+        with pytest.raises(ValueError, match=r"movers must be one Color \(0 white, 1 black\) or one per position"):
+            player.choose(initial_states(2), found, rng, colors=bad)
