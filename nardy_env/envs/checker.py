@@ -40,6 +40,7 @@ from ..core import (
     OFF_MOVER,
     STATE_SIZE,
     Afterstates,
+    is_whole,
     legal_continuations,
 )
 from ..rules import DEFAULT_RULES, Rules, as_rules
@@ -68,18 +69,21 @@ NUM_CHECKER_ACTIONS = PASS_ACTION + 1
 
 def checker_action(source: int, die: int) -> int:
     """The action that moves a checker from personal point ``source`` (1..24) by ``die`` (1..6)."""
-    if not (1 <= source <= NUM_POINTS and 1 <= die <= NUM_FACES):
-        raise ValueError(f"source must be 1..{NUM_POINTS} and die 1..{NUM_FACES}, got {source}, {die}")
-    return (source - 1) * NUM_FACES + (die - 1)
+    if not (is_whole(source, 1) and is_whole(die, 1) and source <= NUM_POINTS and die <= NUM_FACES):
+        raise ValueError(f"source must be a whole number 1..{NUM_POINTS} and die 1..{NUM_FACES}, "
+                         f"got {source!r}, {die!r}")
+    return int((source - 1) * NUM_FACES + (die - 1))
 
 
 def checker_move(action: int) -> tuple[int, int]:
     """``(source, die)`` of a checker-mode action (``(0, 0)`` for ``PASS_ACTION``)."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if not is_whole(action) or action > PASS_ACTION:
+        raise ValueError(f"checker actions are whole numbers 0..{PASS_ACTION}, got {action!r}")
     action = int(action)
     if action == PASS_ACTION:
         return 0, 0
-    if not 0 <= action < PASS_ACTION:
-        raise ValueError(f"checker actions are 0..{PASS_ACTION}, got {action}")
     return action // NUM_FACES + 1, action % NUM_FACES + 1
 
 

@@ -287,6 +287,18 @@ class LongNardyEnv(gym.Env):
             )
         return b.observations()[0], info
 
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator (Gymnasium's): it rolls the dice, the opening and the agent's colour."""
+        return gym.Env.np_random.fget(self)  # type: ignore[attr-defined]
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        # A generator assigned by hand rolls from the next roll on, as Gymnasium's envs draw from it.
+        gym.Env.np_random.fset(self, value)  # type: ignore[attr-defined]
+        if getattr(self, "_started", False):
+            self.batch.set_generator(0, value)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         preset = start_presets(options, 1)  # bad options change nothing
         super().reset(seed=seed)

@@ -129,6 +129,26 @@ def test_same_seed_same_trajectory(action_mode):
     assert not np.array_equal(run(5), run(6))
 
 
+def test_a_generator_assigned_to_np_random_rolls_the_dice_from_then_on():
+    def dice(generator_seed, assign_before_reset=False):
+        env = gym.make("LongNardy-v0")
+        if assign_before_reset:
+            env.np_random = np.random.default_rng(generator_seed)
+            obs, info = env.reset()
+        else:
+            obs, info = env.reset(seed=0)
+            env.np_random = np.random.default_rng(generator_seed)  # through the wrappers, mid-game
+        rolls = []
+        for _ in range(12):
+            obs, _, terminated, _, info = env.step(0)
+            rolls.append(tuple(info["dice"]))
+        return rolls
+
+    assert dice(123) == dice(123) != dice(999)
+    assert dice(123, assign_before_reset=True) == dice(123, assign_before_reset=True) \
+        != dice(999, assign_before_reset=True)
+
+
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_random_play_finishes_games_with_valid_rewards(action_mode):
     env = LongNardyEnv(action_mode=action_mode)
@@ -230,6 +250,22 @@ def test_checker_mode_plays_a_turn_one_checker_at_a_time():
     assert set(np.flatnonzero(info["action_mask"])) == {checker_action(18, 5)}
     obs, reward, terminated, _, info = env.step(checker_action(18, 5))
     assert info["player"] == Color.BLACK
+
+
+def test_checker_action_numbers_convert_both_ways_and_refuse_what_they_would_misread():
+    from nardy_env.envs.checker import checker_move
+
+    for source in range(1, 25):
+        for die in range(1, 7):
+            assert checker_move(checker_action(source, die)) == (source, die)
+            assert checker_move(np.int64(checker_action(source, die))) == (source, die)
+    assert checker_move(PASS_ACTION) == (0, 0) and checker_move(np.array(PASS_ACTION)) == (0, 0)
+    for bad in (2.7, -1, PASS_ACTION + 1, True, "3"):  # 2.7 was once read as action 2
+        with pytest.raises(ValueError, match="checker actions are whole numbers 0..144"):
+            checker_move(bad)
+    for source, die in ((24.5, 6), (0, 6), (25, 1), (24, 7), (True, 1)):
+        with pytest.raises(ValueError, match="source must be a whole number 1..24 and die 1..6"):
+            checker_action(source, die)
 
 
 def test_opponent_plays_the_other_side_inside_step():
