@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -101,7 +101,10 @@ class Rules:
         if not isinstance(data, Mapping):
             raise RulesError(f"rules must be a mapping of variant keys, got {type(data).__name__}")
         data = dict(data)
-        known = {"opening", "head_exception", "block_rule"}
+        known = {f.name for f in fields(cls) if f.init}  # every variant field, so a new one is read too
+        named = sorted(map(str, data))
+        if any(not isinstance(k, str) for k in data):
+            raise RulesError(f"rules keys must be strings (variant names), got {named}")
         unknown = sorted(set(data) - known - set(CUBELESS))
         if unknown:
             raise RulesError(f"unknown rules key(s) {unknown}; known keys are {sorted(known | set(CUBELESS))}")
