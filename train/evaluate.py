@@ -571,7 +571,8 @@ def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]], with_fit
     a rating up). Games are treated as independent, which with paired dice
     overstates the sampling error (the two games of a pair are negatively
     correlated); the intervals are widened by sqrt(chi2 / df) of Pearson's
-    goodness of fit when the model fits worse than chance would make it.
+    goodness of fit, over the matches within sweep groups (``_sweep_groups``),
+    when the model fits worse than chance would make it.
     Returns the ratings and the half-widths of their 95% intervals (from the
     inverse Hessian), and with ``with_fit`` also ``{"chi2", "df", "ci_scale"}``.
     """
@@ -594,11 +595,20 @@ def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]], with_fit
         if np.abs(step).max() < 1e-10:
             break
     cov = np.linalg.inv(hess[1:, 1:])
+    # The fit is judged within sweep groups only: between two groups every game went one way and
+    # only the pseudo-wins hold the gap, so a chain of sweeps (A > B > C, each log(G + 1) logits
+    # apart, which cannot add up) would read as a misfit made by the padding alone and widen
+    # every interval, those of an even match included.
+    groups = _sweep_groups(n, results)
     chi2 = 0.0
+    within = 0
     for i, j, won, games in results:
+        if groups[i] != groups[j]:
+            continue
+        within += 1
         p = 1 / (1 + math.exp(r[j] - r[i]))
         chi2 += (won + 1 - (games + 2) * p) ** 2 / ((games + 2) * p * (1 - p))
-    df = len(results) - (n - 1)
+    df = within - (n - len(set(groups)))  # each group's ratings relative to its own first player
     scale = max(1.0, chi2 / df) if df > 0 else 1.0
     half = np.concatenate([[0.0], 1.96 * np.sqrt(np.maximum(np.diag(cov) * scale, 0.0))])
     if with_fit:

@@ -126,6 +126,26 @@ def test_elo_intervals_widen_when_the_model_misfits_and_never_narrow():
     assert wide[1] == pytest.approx(plain[1]) and wide[1] > 10 * half[1]  # scaled in both forms
 
 
+def test_sweeps_between_groups_do_not_read_as_misfit():
+    import math
+
+    from train.evaluate import ELO_PER_LOGIT, elo_ratings
+
+    g = 2000
+    # A chain of sweeps, 0 > 1 > 2: the padded gaps cannot add up, but that is the padding's doing.
+    elo, half, fit = elo_ratings(3, [(0, 1, g, g), (1, 2, g, g), (0, 2, g, g)], with_fit=True)
+    assert fit["df"] == 0 and fit["ci_scale"] == 1.0  # once chi2 499 on 1 df: intervals x22
+    assert elo[1] + half[1] < -900  # "at most ~ -960 Elo", no longer "at most +4183"
+    # Two even players who both sweep two others: their own match keeps its honest interval.
+    _, half, fit = elo_ratings(4, [(0, 1, 1000, g), (0, 2, g, g), (0, 3, g, g), (1, 2, g, g), (1, 3, g, g),
+                                   (2, 3, 1000, g)], with_fit=True)
+    honest = 1.96 * ELO_PER_LOGIT * math.sqrt(1 / ((g + 2) * 0.25))  # about 15 Elo: once +-230
+    assert fit["ci_scale"] == 1.0 and half[1] == pytest.approx(honest, rel=0.05)
+    # A misfit within a group still widens: a cycle of sweeps is one group.
+    _, _, fit = elo_ratings(3, [(0, 1, g, g), (1, 2, g, g), (0, 2, 0, g)], with_fit=True)
+    assert fit["df"] == 1 and fit["ci_scale"] > 10
+
+
 def test_sweep_groups_find_ratings_that_only_pseudo_wins_hold():
     from train.evaluate import _sweep_groups
 
