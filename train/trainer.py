@@ -298,9 +298,11 @@ class Trainer:
         self.close()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
+        try:  # also at interpreter exit, when modules may be half torn down
             runlock.release(getattr(self, "_lock", None))
             self._lock = None
+        except Exception:
+            pass
 
     def _remove_unstarted_run(self) -> None:
         """What a new run that never played a game wrote (config.json, tb/, .lock): gone, so the
