@@ -89,6 +89,10 @@ YES = ("y", "yes", "д", "да")
 """Answers taken for yes at every [y/N] prompt (a Russian keyboard's too)."""
 
 
+MAX_INPUT = 200
+"""Characters in one line typed at a prompt; a longer one is refused without being read."""
+
+
 def _is_choice(text: str) -> bool:
     """Whether ``text`` reads as a play or a list number (at the confirm prompt: choose it instead)."""
     if re.fullmatch(r"#?[0-9]+", text):
@@ -109,9 +113,14 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     """
     moves = []
     text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
+    text = re.sub("[\u2010-\u2015\u2212]", "-", text)  # the dashes a phone or word processor types for '-'
+    text = re.sub(r"\s*/\s*", "/", text)  # 24 / 18
     text = re.sub(r"(?<=\d)[-.](?=\d|off)", "/", text)  # 24-18, as many clubs write it; 24.18
     for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
+        if not m and ("*" in token or "bar" in token.lower()):
+            raise ValueError(f"'{token}': long nardy has no hitting and no bar (a checker never lands on "
+                             "the opponent's); write moves as FROM/TO, e.g. 13/7")
         if not m:
             raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. 13/7, 13/7/1, 13/7(2) or 3/off")
         stops = [int(m.group(1))] + [0 if p == "off" else int(p) for p in m.group(2).split("/")[1:]]
@@ -174,6 +183,11 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
                         f"stands higher in your home (one is on {to_common_point(higher[-1], side)})")
         elif a - b not in reach:
             return f"{name} is {a - b} points; with {dice[0]}-{dice[1]} a checker moves {', '.join(map(str, reach))}"
+        held = _stops_held(state, a, b, faces)
+        if held:
+            where = " or ".join(str(to_common_point(p, side)) for p in held)
+            return (f"{name} takes more than one die, so the checker stops on the way, on {where}, and the "
+                    f"opponent holds {'it' if len(held) == 1 else 'both' if len(held) == 2 else 'all of them'}")
         mine[a - 1] -= 1
         if b:
             mine[b - 1] += 1
@@ -181,6 +195,29 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
     if not _dice_fit([(a - b, b == 0) for a, b in personal], faces):
         return f"{dice[0]}-{dice[1]} cannot make all of {format_move_sequence(moves)}: each die moves once"
     return None
+
+
+def _stops_held(state: np.ndarray, a: int, b: int, faces: list[int]) -> list[int]:
+    """The points (personal) a checker moved from ``a`` to ``b`` (0: off) would stop on, when every
+    way the dice can carry it there stops on a point the opponent holds; else [] (one die does it,
+    a way is open, or a bear-off overshoots, which this does not follow)."""
+    distance = a - b
+    stops: set[int] = set()
+    for k in range(1, len(faces) + 1):
+        for combo in set(combinations(faces, k)):
+            if sum(combo) > distance and b == 0:
+                return []
+            if sum(combo) != distance:
+                continue
+            if k == 1:
+                return []
+            for order in set(permutations(combo)):
+                path = [a - sum(order[:i]) for i in range(1, k)]
+                held = [p for p in path if state[p - 1] < 0]
+                if not held:
+                    return []
+                stops.update(held)
+    return sorted(stops, reverse=True)
 
 
 def _dice_fit(legs: list[tuple[int, bool]], faces: list[int]) -> bool:
@@ -277,7 +314,12 @@ class _Session:
     def ask(self, prompt: str) -> str:
         while True:
             try:
-                return self.read(prompt).strip()
+                text = self.read(prompt).strip()
+                if len(text) > MAX_INPUT:  # never echoed back whole (a paste gone wrong)
+                    self.say(f"That line is {len(text):,} characters long; a play is a few moves, e.g. "
+                             "24/18 18/13 (type help for more).")
+                    continue
+                return text
             except EOFError:
                 self.say()  # end the prompt's line
                 raise _Quit() from None

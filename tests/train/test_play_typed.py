@@ -6,6 +6,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 
 from nardy_env import Color, flip, format_npn, initial_states, parse_npn
 from nardy_env.players import RandomPlayer
@@ -174,6 +175,23 @@ def test_a_game_typed_move_by_move_ends_by_itself():
     assert any(re.match(r"play .*\d+/off", p) for p in human.prompts), "no bearing off was typed"
 
 
+def test_a_move_whose_every_stop_on_the_way_is_held_says_so():
+    from train.play import why_not_legal
+
+    # 14/8 with 4-2 stops on 10 or 12; black holds both (this was blamed on the block rule).
+    white = "3,-1,0,1,0,0,0,0,-2,-1,0,-7,-2,1,-1,-1,0,1,0,0,0,0,0,9:0,0:w"
+    reason = why_not_legal(white, [4, 2], [(14, 8)])
+    assert reason == ("14/8 takes more than one die, so the checker stops on the way, on 12 or 10, "
+                      "and the opponent holds both")
+    assert why_not_legal(white, [3, 1], [(18, 14)]) is None  # 15 is held, but 18 -> 17 -> 14 is open
+    # The colours swapped, black to move: the same refusal in black's numbers (its 14 is common 2).
+    black = format_npn(parse_npn(white)[0], Color.BLACK)
+    assert why_not_legal(black, [4, 2], [(2, 20)]).endswith("on 24 or 22, and the opponent holds both")
+    # Two dice of a double: one way, one stop.
+    assert why_not_legal("0,0,0,0,0,0,0,0,0,0,-14,0,0,0,0,0,0,-1,0,0,0,0,0,15:0,0:w", [6, 6],
+                         [(24, 12)]).endswith("on 18, and the opponent holds it")
+
+
 def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     from train.play import parse_play, why_not_legal
 
@@ -182,6 +200,11 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     # The '/' key of the Russian layout types '.'; clubs write '-'.
     assert parse_play("24.18 18.13") == parse_play("24-18 18-13") == [(24, 18), (18, 13)]
     assert parse_play("13.7(2) 6.off") == [(13, 7), (13, 7), (6, 0)]
+    # Dashes a phone types for '-', and spaces around '/'.
+    assert parse_play("24\u201318 18\u201413") == parse_play("24\u221218 18 / 13") == [(24, 18), (18, 13)]
+    for typed in ("24/18*", "bar/18"):  # backgammon habits
+        with pytest.raises(ValueError, match="long nardy has no hitting and no bar"):
+            parse_play(typed)
     start = format_npn(initial_states(1)[0], Color.WHITE)
     assert why_not_legal(start, [6, 5], [(24, 18), (18, 13)]) is None
     assert why_not_legal(start, [6, 5], [(24, 13)]) is None
@@ -314,6 +337,15 @@ def test_another_game_asks_again_on_an_answer_it_does_not_know():
     lines = iter(["resign", "y", "maybe", "n"])
     score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, read=lambda prompt: next(lines) + "\n", out=out)
     assert "Answer y or n." in out.getvalue() and score["opponent"] in (1, 2)
+
+
+def test_a_line_far_too_long_is_refused_without_being_echoed():
+    out = io.StringIO()
+    huge = "24/18 " * 20_000 + "9" * 5000  # also a number past Python's digit limit for int()
+    lines = iter([huge, "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1, read=lambda prompt: next(lines) + "\n", out=out)
+    text = out.getvalue()
+    assert "That line is 125,000 characters long" in text and len(text) < 10_000
 
 
 def test_the_help_and_the_opening_lines_fit_an_80_column_terminal(monkeypatch):
