@@ -988,6 +988,15 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # Output that cannot be written (stdout on a full disk or a dead device): one line, as
+        # the commands say for the files they write; those errors name their file, this one none.
+        if exc.filename is not None or exc.errno not in _STORAGE_ERRNOS:
+            raise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # what is still buffered would fail again at exit
+        print(f"nardy: cannot write the output: {exc.strerror}", file=sys.stderr)
+        return 1
     except SystemError as exc:
         # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError
         # ("returned a result with an exception set") caused by the interruption.

@@ -616,3 +616,18 @@ def test_max_seconds_must_be_a_positive_finite_number(seconds, capsys):
         build_parser().parse_args(["train", "--config", "configs/smoke.yaml", "--max-seconds", seconds])
     assert stop.value.code == 2 and "argument --max-seconds:" in capsys.readouterr().err
     assert build_parser().parse_args(["train", "--resume", "r", "--max-seconds", "1.5"]).max_seconds == 1.5
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_output_on_a_full_disk_is_one_line_and_status_1():
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    for args, stdin in ((["moves", START_NPN, "6", "5"], None),
+                        (["moves", "--jsonl"], json.dumps({"position": START_NPN, "dice": [6, 5]}) + "\n"),
+                        (["eval", "random", "race", "--games", "4", "--json"], None),
+                        (["play", "--against", "random"], "quit\ny\n")):
+        with open("/dev/full", "w") as full:
+            out = subprocess.run([*cmd, *args], input=stdin, stdout=full, stderr=subprocess.PIPE, text=True,
+                                 timeout=120)
+        assert out.returncode == 1, (args, out.stderr)
+        assert "Traceback" not in out.stderr and out.stderr.strip().endswith(
+            "nardy: cannot write the output: No space left on device"), (args, out.stderr)
