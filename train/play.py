@@ -485,15 +485,22 @@ class _Session:
                      f"{dice[0]}-{dice[1]}.")
         else:
             self.say(f"{first_name} wins the opening roll and rolls {dice[0]}-{dice[1]}.")
+        shown = False  # this position's board was just drawn: the preview of the play confirmed
         while True:
             self.say()
-            self.say(board_text(state, side, dice.tolist()))
+            if shown:
+                self.say(f" {'White' if side == Color.WHITE else 'Black'} to move, dice {dice[0]}-{dice[1]} "
+                         "(the board as above)")
+            else:
+                self.say(board_text(state, side, dice.tolist()))
+            shown = False
             if side == human:
                 after = self.human_turn(state, side, dice)
                 if after is None:
                     points = resignation_points(state, dice, self.rules)
                     self.say(f"You resign and lose {points} point{'s' * (points > 1)}.")
                     return {"you": 0, "opponent": points}
+                shown = not np.array_equal(after, state)  # a play (previewed), not a pass
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
                 k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]),
