@@ -662,6 +662,8 @@ numba_cache_placed()  # every compiled function above has its cache place
 def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
     """An integer per position (or one for all), as int64 ``[batch]``."""
     arr = np.asarray(value)
+    if arr.size == 0 and arr.dtype == np.float64:  # an empty list: no values, no dtype of its own
+        arr = arr.astype(np.int64)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
         raise StateError(f"{name} must be integers, got {arr.dtype} {np.ravel(arr)[:3].tolist()}")
     try:

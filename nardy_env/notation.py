@@ -77,6 +77,8 @@ def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarra
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
     color = as_color(color)
     p = np.asarray(personal)
+    if p.size == 0 and p.dtype == np.float64:  # an empty list
+        p = p.astype(np.int64)
     if p.dtype == np.bool_ or not np.issubdtype(p.dtype, np.integer) or (p < 0).any() or (p > NUM_POINTS).any():
         raise ValueError(f"personal points are whole numbers 0..{NUM_POINTS} (0: borne off), got {personal!r}")
     common = np.where((color == Color.BLACK) & (p > 0), (p + HALF - 1) % NUM_POINTS + 1, p)

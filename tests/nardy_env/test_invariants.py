@@ -253,6 +253,14 @@ def test_a_cgroup_cpu_quota_caps_the_cpus_the_core_uses(tmp_path, monkeypatch):
     assert core.available_cpus() == 1
 
 
+def test_an_empty_batch_may_give_its_counters_as_empty_lists():
+    from nardy_env.notation import to_common_point
+
+    found = legal_continuations(np.zeros((0, 26), np.int8), np.zeros((0, 2), np.int64), [], [], [])
+    assert found.counts().size == 0 and found.offsets.tolist() == [0]
+    assert to_common_point([], 1).size == 0
+
+
 def test_dice_helpers_name_a_wrong_generator_or_count():
     rng = np.random.default_rng(0)
     assert roll_dice(rng, 0).shape == (0, 2) and roll_dice(rng, np.int64(3)).shape == (3, 2)
