@@ -593,13 +593,33 @@ def _storage_error(exc: OSError, run_dir: Any, continue_with: str) -> int:
     """Storage that failed (no space, read-only): one line, and what is left on disk."""
     where = f" ({exc.filename})" if exc.filename else ""
     saved = any(run_dir.glob("checkpoint*.pt"))
+    remedy = "make room" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else (
+        "make it writable" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "fix the storage")
     after = (f"The run's checkpoints on disk are whole (each is written to a temporary file, then renamed); "
-             f"make room, then: {continue_with}") if saved and continue_with else "No checkpoint was written."
+             f"{remedy}, then: {continue_with}") if saved and continue_with else "No checkpoint was written."
     print(f"nardy train: {exc.strerror}{where}. {after}", file=sys.stderr)
     return 1
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from train import runlock
+
+    key = None
+    if args.resume:  # before anything reads or repairs the run (config.json written again, say)
+        try:
+            key = runlock.acquire(Path(args.resume))
+        except runlock.RunInUse as exc:
+            print(f"nardy train: {exc}", file=sys.stderr)
+            return 2
+    try:
+        return _train(args)
+    finally:
+        runlock.release(key)
+
+
+def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from train.config import ConfigError, load_config

@@ -9,12 +9,15 @@ leaves its folder locked. Within one process the lock is shared (a library calle
 may hold several ``Trainer`` objects on one run, as the tests do).
 
 Where ``fcntl`` is missing (Windows) or the lock file cannot be made (a read-only
-folder, which no run can write anyway) nothing is locked.
+folder, which no run can write anyway) nothing is locked. Across machines sharing a
+folder the lock holds where the file system carries ``flock`` between them (NFS on
+Linux does; some FUSE or ``local_lock`` mounts keep it to one machine).
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import IO
 
@@ -44,32 +47,43 @@ def acquire(run_dir: Path) -> Path | None:
     if key in _held:
         _held[key][1] += 1
         return key
+    path = key / LOCK_NAME
     try:
-        fh: IO[str] = open(key / LOCK_NAME, "a+")  # noqa: SIM115 - held open while locked
+        fh: IO[str] = open(path, "a+")  # noqa: SIM115 - held open while locked
     except OSError:
-        return None
+        try:  # one another user made (a shared folder): flock needs no write access
+            fh = open(path)  # noqa: SIM115
+        except OSError:  # none there and none can be made: a read-only folder, which no run writes
+            return None
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         fh.seek(0)
-        pid = fh.read().strip()
+        holder = _holder(fh.read())
         fh.close()
-        raise RunInUse(f"{run_dir} is in use by another process"
-                       + (f" (pid {pid})" if pid.isdigit() else "")
-                       + ": one nardy train at a time writes a run. Wait for it to finish, or stop it "
-                         "(Ctrl-C saves a checkpoint) and resume then") from None
+        raise RunInUse(f"{run_dir} is in use by another process{holder}: one nardy train at a time writes "
+                       "a run. Wait for it to finish, or stop it (Ctrl-C saves a checkpoint) and resume "
+                       "then") from None
     except OSError:  # a filesystem without locks
         fh.close()
         return None
     try:
         fh.seek(0)
         fh.truncate()
-        fh.write(f"{os.getpid()}\n")
+        fh.write(f"{os.getpid()} {socket.gethostname()}\n")
         fh.flush()
-    except OSError:  # a full disk: the lock holds all the same, only the pid is missing
+    except OSError:  # not ours to write, or a full disk: the lock holds all the same, without the pid
         pass
     _held[key] = [fh, 1]
     return key
+
+
+def _holder(text: str) -> str:
+    """`` (pid N)``, `` (pid N on HOST)`` for another machine (a shared folder), or nothing."""
+    pid, _, host = text.strip().partition(" ")
+    if not pid.isdigit():
+        return ""
+    return f" (pid {pid})" if not host or host == socket.gethostname() else f" (pid {pid} on {host})"
 
 
 def release(key: Path | None) -> None:

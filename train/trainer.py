@@ -378,7 +378,8 @@ class Trainer:
         if dropped > 0:
             self.skipped.append(f"eval.jsonl: {dropped} record(s) made after {self.resumed_from.name} "
                                 "(at {:,} games) left out; those evaluations are made again".format(self.games))
-        write_atomic(self.run_dir / "eval.jsonl", lambda fh: fh.write(lines.encode("utf-8")))
+        if before != lines or not log.is_file() or log.is_symlink():  # unchanged: not written again
+            write_atomic(self.run_dir / "eval.jsonl", lambda fh: fh.write(lines.encode("utf-8")))
         self._load_replay()
         for stale in self.run_dir.glob("replay-*.npz"):  # left by a save that failed after its replay
             if stale != self._replay_path(self.games):

@@ -660,14 +660,22 @@ def test_a_run_another_process_holds_is_not_resumed_until_it_lets_go_even_by_sig
         out = _cli("train", "--resume", str(run), "--set", "total_games=4096")
         assert out.returncode == 2 and f"in use by another process (pid {holder.pid})" in out.stderr
         assert "Ctrl-C saves a checkpoint" in out.stderr
+        # Refused before it reads the run: a lost config.json is not written again under the holder.
+        (run / "config.json").rename(run / "config.aside")
+        out = _cli("train", "--resume", str(run))
+        assert out.returncode == 2 and "in use by another process" in out.stderr
+        assert not (run / "config.json").exists()
+        (run / "config.aside").rename(run / "config.json")
         # Nothing of the live run was touched: its temporary file, checkpoint and settings.
         assert (run / ".checkpoint-live.tmp").exists() and (run / "checkpoint.pt").read_bytes() == before
         assert json.loads((run / "config.json").read_text())["total_games"] == 1024
     finally:
         holder.kill()  # SIGKILL: the kernel drops the lock with the process
         holder.wait()
+    log = (run / "eval.jsonl").stat()
     with Trainer(config_for_resume(run), run, resume=True, progress=False) as resumed:
         assert resumed.games == 768 and not (run / ".checkpoint-live.tmp").exists()
+        assert (run / "eval.jsonl").stat().st_ino == log.st_ino  # the same history: not written again
         again = Trainer(config_for_resume(run), run, resume=True, progress=False)  # this process: shared
         assert again.games == 768
         again.close()
@@ -676,9 +684,44 @@ def test_a_run_another_process_holds_is_not_resumed_until_it_lets_go_even_by_sig
     assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 768  # let go by close()
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks on Windows")
+def test_a_lock_file_this_user_cannot_write_still_locks(tmp_path, monkeypatch):
+    import builtins
+    import socket
+
+    from train import runlock
+
+    run = tmp_path / "run"
+    _trained(run).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; from pathlib import Path; from train import runlock; "
+         f"runlock.acquire(Path({str(run)!r})); print('held', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+
+        def no_write_access(path, mode="r", *args, **kwargs):  # a .lock another user made, 0644
+            if "a" in mode or "w" in mode:
+                raise PermissionError(13, "Permission denied", str(path))
+            return builtins.open(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(runlock, "open", no_write_access, raising=False)
+        with pytest.raises(runlock.RunInUse, match=rf"\(pid {holder.pid}\)"):  # once: silently not locked
+            runlock.acquire(run)
+    finally:
+        holder.kill()
+        holder.wait()
+    key = runlock.acquire(run)  # read-only, and free: held, without writing the pid
+    assert key is not None
+    runlock.release(key)
+    assert runlock._holder(f"123 {socket.gethostname()}") == " (pid 123)"
+    assert runlock._holder("123 elsewhere") == " (pid 123 on elsewhere)"  # a folder shared by machines
+    assert runlock._holder("") == runlock._holder("garbage") == ""
+
+
 def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
     trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
     trainer._make_run_dir()
-    assert (tmp_path / "run" / ".lock").read_text().strip() == str(os.getpid())
+    assert (tmp_path / "run" / ".lock").read_text().split()[0] == str(os.getpid())
     trainer._remove_unstarted_run()
     assert not (tmp_path / "run").exists()
