@@ -581,6 +581,7 @@ def _continue_with(run_dir: Any, address: str | None) -> str:
 
 
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO}
 
 
 def _is_storage_error(exc: OSError) -> bool:
@@ -610,7 +611,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.resume:  # before anything reads or repairs the run (config.json written again, say)
         try:
             key = runlock.acquire(Path(args.resume))
-        except runlock.RunInUse as exc:
+        except runlock.LockError as exc:
             print(f"nardy train: {exc}", file=sys.stderr)
             return 2
     try:
@@ -1009,13 +1010,15 @@ def _main(argv: Sequence[str] | None) -> int:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
     except OSError as exc:
-        # Output that cannot be written (stdout on a full disk or a dead device): one line, as
-        # the commands say for the files they write; those errors name their file, this one none.
-        if exc.filename is not None or exc.errno not in _STORAGE_ERRNOS:
+        # A write that failed for want of room or a working device (stdout on a full disk, say):
+        # one line, as the commands say for the files they name. Only these errnos, without a
+        # file name (writes to an open file or stream have none); permissions and the like
+        # (a semaphore refused, a process not ours) stay tracebacks.
+        if exc.filename is not None or exc.errno not in _WRITE_ERRNOS or type(exc).__module__.startswith("ray"):
             raise
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered would fail again at exit
-        print(f"nardy: cannot write the output: {exc.strerror}", file=sys.stderr)
+        print(f"nardy: a write failed: {exc.strerror}", file=sys.stderr)
         return 1
     except SystemError as exc:
         # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError

@@ -306,10 +306,13 @@ class _Session:
         self.rng = np.random.default_rng(seed)
         self.read = read
         self.out = out
+        self.said = 0  # lines said so far: whether the last thing on screen is the board of a play
+        self.previewed = -1  # self.said just after the board of the play being confirmed
         self.score = {"you": 0, "opponent": 0}
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
+        self.said += 1
 
     def ask(self, prompt: str) -> str:
         while True:
@@ -386,6 +389,7 @@ class _Session:
                 then = f"{'black' if side == Color.WHITE else 'white'} rolls next"
             self.say(board_text(flip(after_state), side.other,
                                 caption=f"After your play {format_move_sequence(chosen['moves'])} ({then})"))
+            self.previewed = self.said
             while True:
                 answer = unicodedata.normalize("NFKC", self.ask(f"play {format_move_sequence(chosen['moves'])}? "
                                                                 "[Y/undo] ").lower()).rstrip(".")
@@ -500,7 +504,8 @@ class _Session:
                     points = resignation_points(state, dice, self.rules)
                     self.say(f"You resign and lose {points} point{'s' * (points > 1)}.")
                     return {"you": 0, "opponent": points}
-                shown = not np.array_equal(after, state)  # a play (previewed), not a pass
+                # A play whose preview is still the last thing shown (no list or help since), not a pass.
+                shown = not np.array_equal(after, state) and self.said == self.previewed
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
                 k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]),

@@ -16,65 +16,81 @@ Linux does; some FUSE or ``local_lock`` mounts keep it to one machine).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import stat
 from pathlib import Path
-from typing import IO
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LOCK_NAME", "RunInUse", "acquire", "release"]
+__all__ = ["LOCK_NAME", "LockError", "RunInUse", "acquire", "release", "looks_like_a_run"]
 
 LOCK_NAME = ".lock"
 
-_held: dict[Path, list] = {}  # the run folder (resolved) -> [open lock file, holders in this process]
+_held: dict[Path, list] = {}  # the run folder (resolved) -> [lock file descriptor, holders in this process]
 
 
-class RunInUse(RuntimeError):
+class LockError(RuntimeError):
+    """The run's lock cannot be taken."""
+
+
+class RunInUse(LockError):
     """Another process holds the run's lock."""
 
 
-def acquire(run_dir: Path) -> Path | None:
+def looks_like_a_run(run_dir: Path) -> bool:
+    """A folder a run has written (config.json or a checkpoint), not any folder named by mistake."""
+    return (run_dir / "config.json").exists() or any(run_dir.glob("checkpoint*.pt"))
+
+
+def acquire(run_dir: Path, new: bool = False) -> Path | None:
     """Lock ``run_dir`` for this process; returns the key to release, or None if nothing was locked.
 
-    Raises RunInUse if another process holds it."""
-    if fcntl is None or not run_dir.is_dir():
+    Only a folder that ``looks_like_a_run`` is locked (no ``.lock`` is left in a folder named
+    by mistake), or with ``new`` the folder a new run has just made. Raises RunInUse if another
+    process holds it, LockError if ``.lock`` is not a plain file (a link would have its target
+    written)."""
+    if fcntl is None or not run_dir.is_dir() or not (new or looks_like_a_run(run_dir)):
         return None
     key = run_dir.resolve()
     if key in _held:
         _held[key][1] += 1
         return key
     path = key / LOCK_NAME
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
     try:
-        fh: IO[str] = open(path, "a+")  # noqa: SIM115 - held open while locked
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | nofollow | os.O_CLOEXEC, 0o644)
     except OSError:
+        if path.is_symlink():
+            raise LockError(f"{path} is a link, not a lock file; remove it, then try again") from None
         try:  # one another user made (a shared folder): flock needs no write access
-            fh = open(path)  # noqa: SIM115
-        except OSError:  # none there and none can be made: a read-only folder, which no run writes
-            return None
+            fd = os.open(path, os.O_RDONLY | nofollow | os.O_CLOEXEC)
+        except OSError:  # none there and none can be made (a read-only folder, which no run
+            return None  # writes; a full disk, whose writes fail soon enough with their own message)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockError(f"{path} is not a plain file; remove it, then try again")
     try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        fh.seek(0)
-        holder = _holder(fh.read())
-        fh.close()
+        holder = _holder(os.pread(fd, 200, 0).decode("utf-8", "replace"))
+        os.close(fd)
         raise RunInUse(f"{run_dir} is in use by another process{holder}: one nardy train at a time writes "
                        "a run. Wait for it to finish, or stop it (Ctrl-C saves a checkpoint) and resume "
                        "then") from None
     except OSError:  # a filesystem without locks
-        fh.close()
+        os.close(fd)
         return None
     try:
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"{os.getpid()} {socket.gethostname()}\n")
-        fh.flush()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
     except OSError:  # not ours to write, or a full disk: the lock holds all the same, without the pid
         pass
-    _held[key] = [fh, 1]
+    _held[key] = [fd, 1]
     return key
 
 
@@ -86,11 +102,27 @@ def _holder(text: str) -> str:
     return f" (pid {pid})" if not host or host == socket.gethostname() else f" (pid {pid} on {host})"
 
 
-def release(key: Path | None) -> None:
-    """Give back one hold of ``acquire``; the lock goes with the last one in this process."""
+def release(key: Path | None, remove: bool = False) -> None:
+    """Give back one hold of ``acquire``; the lock goes with the last one in this process, and
+    with ``remove`` its file too (a new run that never started), but only then."""
     if key is None or key not in _held:
         return
     _held[key][1] -= 1
     if _held[key][1] <= 0:
-        fh = _held.pop(key)[0]
-        fh.close()  # closing the file drops the flock
+        fd = _held.pop(key)[0]
+        if remove:
+            with contextlib.suppress(OSError):
+                (key / LOCK_NAME).unlink()
+        os.close(fd)  # closing the file drops the flock
+
+
+def _forget_in_child() -> None:
+    """A forked child shares its parent's locks; it closes its copies (the parent keeps the locks)."""
+    for fd, _ in _held.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

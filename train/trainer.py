@@ -237,7 +237,7 @@ class Trainer:
             if self.run_dir.is_symlink() and not self.run_dir.exists():
                 raise TrainError(f"{self.run_dir} is a link to {os.readlink(self.run_dir)}, which does not exist; "
                                  "make that folder or give --out another place")
-            if self.run_dir.is_dir() and any(self.run_dir.iterdir()):
+            if self.run_dir.is_dir() and any(p.name != runlock.LOCK_NAME for p in self.run_dir.iterdir()):
                 raise TrainError(f"{self.run_dir} is not empty but holds no checkpoint (a run that never "
                                  "saved one?); remove it or choose another --out")
             _check_writable(self.run_dir)
@@ -255,17 +255,26 @@ class Trainer:
         """A new run's folder and config.json, written once the run is sure to start."""
         if self._new_run:
             text = self.config.to_json()
+            taken = TrainError(f"{self.run_dir} was taken by another run while this one started; "
+                               "choose another --out")
             try:
                 self._made_folder = not self.run_dir.exists()
                 self.run_dir.mkdir(parents=True, exist_ok=True)
+                try:  # locked before anything is written in it
+                    self._lock = runlock.acquire(self.run_dir, new=True)
+                except runlock.LockError:
+                    raise taken from None
                 # Exclusive create claims the folder: of two runs started on one --out (or one
                 # default runs/NAME) at the same moment, the second stops here instead of mixing in.
                 with open(self.run_dir / "config.json", "x") as fh:
                     fh.write(text)
             except FileExistsError:
-                raise TrainError(f"{self.run_dir} was taken by another run while this one started; "
-                                 "choose another --out") from None
+                runlock.release(self._lock)
+                self._lock = None
+                raise taken from None
             except OSError as exc:
+                runlock.release(self._lock, remove=True)
+                self._lock = None
                 with contextlib.suppress(OSError):  # nothing half-made stays behind (a full disk)
                     (self.run_dir / "config.json").unlink(missing_ok=True)
                     if self._made_folder:
@@ -273,14 +282,14 @@ class Trainer:
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
             self._unstarted = True  # until a game is played: a run that never starts is removed
-            self._hold_lock()
+        self._hold_lock()  # again after a close(): whoever writes the run holds it
 
     def _hold_lock(self) -> None:
         """The run's lock for this process (shared by its Trainers), or TrainError if another holds it."""
         if self._lock is None:
             try:
                 self._lock = runlock.acquire(self.run_dir)
-            except runlock.RunInUse as exc:
+            except runlock.LockError as exc:
                 raise TrainError(str(exc)) from None
 
     def close(self) -> None:
@@ -311,10 +320,8 @@ class Trainer:
             self._writer.close()
         shutil.rmtree(self.run_dir / "tb", ignore_errors=True)
         (self.run_dir / "config.json").unlink(missing_ok=True)
-        if self._lock is not None:
-            (self.run_dir / runlock.LOCK_NAME).unlink(missing_ok=True)
-            runlock.release(self._lock)
-            self._lock = None
+        runlock.release(self._lock, remove=True)  # its file too, unless another holder here still has it
+        self._lock = None
         if self._made_folder and not any(self.run_dir.iterdir()):
             self.run_dir.rmdir()
 
@@ -1051,7 +1058,7 @@ def _same_setting(key: str, a: Any, b: Any) -> bool:
 def default_run_dir(config: TrainConfig) -> Path:
     """runs/<name>, or runs/<name>-2, -3... if taken (any non-empty folder is taken)."""
     def free(path: Path) -> bool:
-        return not path.exists() or (path.is_dir() and not any(path.iterdir()))
+        return not path.exists() or (path.is_dir() and not any(p.name != runlock.LOCK_NAME for p in path.iterdir()))
 
     base = Path("runs") / config.name
     if free(base):

@@ -295,6 +295,9 @@ class LongNardyEnv(gym.Env):
     @np_random.setter
     def np_random(self, value: np.random.Generator) -> None:
         # A generator assigned by hand rolls from the next roll on, as Gymnasium's envs draw from it.
+        if not isinstance(value, np.random.Generator):
+            raise TypeError(f"np_random must be a numpy Generator (np.random.default_rng(seed)), "
+                            f"got {type(value).__name__}")
         gym.Env.np_random.fset(self, value)  # type: ignore[attr-defined]
         if getattr(self, "_started", False):
             self.batch.set_generator(0, value)

@@ -145,6 +145,8 @@ def test_a_generator_assigned_to_np_random_rolls_the_dice_from_then_on():
         return rolls
 
     assert dice(123) == dice(123) != dice(999)
+    with pytest.raises(TypeError, match="np_random must be a numpy Generator"):
+        gym.make("LongNardy-v0").np_random = np.random.RandomState(0)  # once failed 128 rolls later
     assert dice(123, assign_before_reset=True) == dice(123, assign_before_reset=True) \
         != dice(999, assign_before_reset=True)
 

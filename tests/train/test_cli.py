@@ -630,4 +630,22 @@ def test_output_on_a_full_disk_is_one_line_and_status_1():
                                  timeout=120)
         assert out.returncode == 1, (args, out.stderr)
         assert "Traceback" not in out.stderr and out.stderr.strip().endswith(
-            "nardy: cannot write the output: No space left on device"), (args, out.stderr)
+            "nardy: a write failed: No space left on device"), (args, out.stderr)
+
+
+def test_an_error_that_is_not_a_failed_write_keeps_its_traceback(monkeypatch, capsys):
+    import errno
+
+    from train import cli
+
+    def refused(args):  # as multiprocessing's SemLock on a locked-down /dev/shm: no file name
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    import argparse
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    commands.choices["bench"].set_defaults(func=refused)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    with pytest.raises(PermissionError):
+        cli.main(["bench", "--games", "1"])

@@ -339,6 +339,22 @@ def test_another_game_asks_again_on_an_answer_it_does_not_know():
     assert "Answer y or n." in out.getvalue() and score["opponent"] in (1, 2)
 
 
+def test_the_board_is_not_drawn_again_right_after_the_play_just_shown():
+    def transcript(answers):
+        out = io.StringIO()
+        lines = iter(answers)
+        play_session(RandomPlayer(), human=Color.WHITE, seed=4, games=1, read=lambda prompt: next(lines) + "\n",
+                     out=out)
+        return out.getvalue()
+
+    # seed 4: black opens, then white's 6-6 has one play; after it, black's turn.
+    plain = transcript(["1", "y", "quit", "y"])
+    assert "Black to move, dice 6-1 (the board as above)" in plain
+    # A list typed at the confirm prompt comes between: the board is drawn again in full.
+    listed = transcript(["1", "list", "y", "quit", "y"])
+    assert "(the board as above)" not in listed and " Black to move, dice 6-1\n" in listed
+
+
 def test_a_line_far_too_long_is_refused_without_being_echoed():
     out = io.StringIO()
     huge = "24/18 " * 20_000 + "9" * 5000  # also a number past Python's digit limit for int()

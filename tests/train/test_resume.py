@@ -308,7 +308,7 @@ def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_pat
     assert out.returncode == 2 and "cannot reach a Ray cluster" in out.stderr
     assert not (tmp_path / "new").exists()
     run = tmp_path / "run"
-    _trained(run, steps=1)
+    _trained(run, steps=1).close()
     out = _cli("train", "--resume", str(run), "--out", str(tmp_path / "elsewhere"))
     assert out.returncode == 2 and "--out cannot move a resumed run" in out.stderr
     out = _cli("train", "--resume", str(run), "--set", "hidden=[8]")
@@ -717,6 +717,55 @@ def test_a_lock_file_this_user_cannot_write_still_locks(tmp_path, monkeypatch):
     assert runlock._holder(f"123 {socket.gethostname()}") == " (pid 123)"
     assert runlock._holder("123 elsewhere") == " (pid 123 on elsewhere)"  # a folder shared by machines
     assert runlock._holder("") == runlock._holder("garbage") == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks on Windows")
+def test_the_lock_touches_only_runs_and_never_follows_a_link(tmp_path):
+    from train import runlock
+
+    # A folder named by mistake gets no .lock, and stays usable for a new run.
+    (tmp_path / "empty").mkdir()
+    out = _cli("train", "--resume", str(tmp_path / "empty"))
+    assert out.returncode == 2 and "no config.json there" in out.stderr
+    assert not (tmp_path / "empty" / ".lock").exists()
+    assert runlock.acquire(tmp_path / "empty") is None and not (tmp_path / "empty" / ".lock").exists()
+    # A .lock that links elsewhere: refused, and the file it names is not written.
+    run = tmp_path / "run"
+    _trained(run).close()
+    (run / ".lock").unlink()
+    victim = tmp_path / "precious.txt"
+    victim.write_text("precious data")
+    (run / ".lock").symlink_to(victim)
+    with pytest.raises(TrainError, match=r"\.lock is a link, not a lock file; remove it"):
+        Trainer(config_for_resume(run), run, resume=True, progress=False)
+    out = _cli("train", "--resume", str(run))
+    assert out.returncode == 2 and ".lock is a link" in out.stderr
+    assert victim.read_text() == "precious data"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks on Windows")
+def test_the_lock_is_shared_in_a_process_taken_again_after_close_and_not_kept_by_a_fork(tmp_path):
+    from train import runlock
+
+    run = tmp_path / "run"
+    first = _trained(run)
+    second = Trainer(first.config, run, resume=True, progress=False)  # the same process: shared
+    second._unstarted = True  # as if a new run that never started gave up, while `first` still holds it
+    second._remove_unstarted_run()
+    assert (run / ".lock").exists() and runlock._held[run.resolve()][1] == 1  # first's hold and file stay
+    first.close()
+    assert run.resolve() not in runlock._held
+    first.save()  # a Trainer that writes again holds the run again
+    assert runlock._held[run.resolve()][1] == 1
+    if hasattr(os, "fork"):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its copy of the lock is closed at once; it holds nothing
+            os.write(write, b"1" if not runlock._held else b"0")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(read, 1) == b"1"
+    first.close()
 
 
 def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
