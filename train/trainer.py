@@ -207,6 +207,7 @@ class Trainer:
                                          "lr": config.lr, "epsilon": config.epsilon}
         self.started = time.perf_counter()
         self._warned_loss = False  # the one warning per session about a loss far too high
+        self.last_fit_error = 0.0  # of the last learn(): its loss less the targets' entropy
         self.resumed_from: Path | None = None
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
@@ -549,7 +550,7 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate()
         self.network.train()
-        total = 0.0
+        total = entropy = 0.0
         for _ in range(steps):
             x, y = self.replay.sample(self.rng, self.config.batch_size)
             logits = self.network.logits(torch.from_numpy(x.astype(np.float32)))
@@ -560,6 +561,7 @@ class Trainer:
             loss.backward()
             self.optimizer.step()
             total += loss.item()
+            entropy += float(-(y * np.log(np.where(y > 0, y, 1.0))).sum(-1).mean())
         self.network.eval()
         # Checked before the weights go to the actors or into a checkpoint.
         broken = [name for name, t in self.network.state_dict().items() if not bool(torch.isfinite(t).all())]
@@ -567,6 +569,8 @@ class Trainer:
             raise self._diverged(f"{', '.join(broken)} hold values that are not finite")
         self.updates += steps
         mean = total / steps
+        # The loss less the targets' own entropy (the KL divergence): the part learning can still remove.
+        self.last_fit_error = max(mean - entropy / steps, 0.0)
         if mean > DIVERGING_LOSS and not self._warned_loss:
             self._warned_loss = True
             _say(f"warning: the training loss is {mean:.3g} at {self.games:,} games, where an untrained network's "
@@ -743,7 +747,7 @@ class Trainer:
                                           "[{elapsed}<{remaining}{postfix}]")
         next_eval = self.next_evaluation()
         next_ckpt = (self.games // c.checkpoint_every_games + 1) * c.checkpoint_every_games
-        window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "batches": 0,
+        window: dict[str, Any] = {"games": 0, "plies": 0, "mars": 0, "loss": 0.0, "fit_error": 0.0, "batches": 0,
                                   "cal": np.zeros((3, 10)), "ecal": np.zeros((3, 10))}
         last_log = time.perf_counter()
         session_start, session_games, session_updates, eval_seconds = last_log, self.games, self.updates, 0.0
@@ -815,6 +819,7 @@ class Trainer:
                 for key in ("games", "plies", "mars"):
                     window[key] += out[key]
                 window["loss"] += loss
+                window["fit_error"] += self.last_fit_error
                 window["batches"] += 1
                 window["cal"] += out["calibration"]
                 window["ecal"] += out["equity_calibration"]
@@ -832,7 +837,7 @@ class Trainer:
                     last_log = now
                     if bar is not None:
                         bar.set_postfix(self._postfix(stats))
-                    window.update(games=0, plies=0, mars=0, loss=0.0, batches=0,
+                    window.update(games=0, plies=0, mars=0, loss=0.0, fit_error=0.0, batches=0,
                                   cal=np.zeros((3, 10)), ecal=np.zeros((3, 10)))
                     rates, previous_rates = RateWindow(now, self.updates), rates
                 # Evaluate before saving, so a checkpoint holds every evaluation made so far;
@@ -935,6 +940,7 @@ class Trainer:
             "mean_game_plies": window["plies"] / games,
             "mars_rate": window["mars"] / games,
             "loss": window["loss"] / max(window["batches"], 1),
+            "fit_error": window["fit_error"] / max(window["batches"], 1),
             "calibration_error": ece,
             "equity_calibration_error": equity_error,
             "epsilon": self.epsilon(),
@@ -945,6 +951,7 @@ class Trainer:
         w = self._writer
         if w is not None:
             w.add_scalar("train/loss", stats["loss"], self.games)
+            w.add_scalar("train/fit_error", stats["fit_error"], self.games)
             w.add_scalar("selfplay/games", self.games, self.games)
             w.add_scalar("selfplay/games_per_s", stats["games_per_s"], self.games)
             w.add_scalar("selfplay/mean_game_plies", stats["mean_game_plies"], self.games)

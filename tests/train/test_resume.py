@@ -265,6 +265,18 @@ def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
     assert again is not None and "race" in again and again["final"]
 
 
+def test_the_fit_error_is_the_loss_less_the_targets_entropy(tmp_path):
+    trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+    raw = np.random.default_rng(0).integers(0, 4, size=(600, 50)).astype(np.uint8)
+    one_hot = np.eye(4, dtype=np.float32)[np.arange(600) % 4]  # no entropy: all of the loss is misfit
+    loss = trainer.learn(raw, one_hot)
+    assert trainer.last_fit_error == pytest.approx(loss, rel=1e-6) and loss > 1
+    trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "other", progress=False)
+    uniform = np.full((600, 4), 0.25, dtype=np.float32)  # entropy ln 4, about what an untrained net says
+    loss = trainer.learn(raw, uniform)
+    assert loss > 1.3 and trainer.last_fit_error < 0.1 * loss
+
+
 def test_two_runs_starting_on_one_folder_do_not_mix(tmp_path):
     config = load_config(ROOT / "configs/smoke.yaml")
     first = Trainer(config, tmp_path / "run", progress=False)
