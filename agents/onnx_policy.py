@@ -23,6 +23,7 @@ import numpy as np
 
 from nardy_env import Rules, RulesError
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
+from nardy_env.rules import RulesLike
 
 from .common import EQUITY_WEIGHTS, OUTCOMES, checked_raw
 from .search import SearchPlayer, rules_to_play
@@ -336,7 +337,7 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
     return evaluator, info
 
 
-def onnx_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5,
+def onnx_player(path: str | Path, ply: int = 0, rules: RulesLike | None = None, filter_k: int = 5,
                 threads: int = 1) -> SearchPlayer:
     """A search player over an exported policy (rules default to the ones it was trained under)."""
     evaluator, info = load_policy(path, threads=threads)

@@ -26,7 +26,7 @@ from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
 
@@ -49,7 +49,7 @@ class Evaluator(Protocol):
         ...
 
 
-def rules_to_play(source: object, trained: Rules, asked: Rules | None) -> Rules:
+def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Rules:
     """The rules a network player plays under: those asked for, else those it was trained
     under; a warning when the two differ (the player never learnt the rules it plays)."""
     if asked is None:
@@ -72,7 +72,7 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class SearchPlayer:
     """Plays the afterstate with the highest n-ply equity."""
 
-    def __init__(self, evaluator: Evaluator, ply: int = 0, rules: Rules = DEFAULT_RULES,
+    def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")

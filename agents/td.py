@@ -21,7 +21,7 @@ import torch
 
 from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import checked_raw
 from .files import compressed_entries, file_sha256, write_atomic
@@ -63,7 +63,7 @@ class TorchEvaluator:
             return self.network.equity(self.network(self._input(raw))).float().cpu().numpy()
 
 
-def save_checkpoint(path: str | Path, network: TDNetwork, rules: Rules = DEFAULT_RULES,
+def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike = DEFAULT_RULES,
                     **extra: Any) -> Path:
     """Write a checkpoint atomically; ``extra`` (training state) is stored alongside.
 
@@ -351,7 +351,7 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def td_player(path: str | Path, ply: int = 0, rules: Rules | None = None, filter_k: int = 5) -> SearchPlayer:
+def td_player(path: str | Path, ply: int = 0, rules: RulesLike | None = None, filter_k: int = 5) -> SearchPlayer:
     """A search player over the network in a checkpoint (rules default to the checkpoint's)."""
     network, payload = load_checkpoint(path)
     rules = rules_to_play(path, Rules.from_dict(payload["rules"]), rules)

@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 
 import numba as nb
 import numpy as np
+import numpy.typing as npt
 
 from ._runtime import cgroup_cpu_quota, from_numba_cache, numba_cache, numba_cache_placed, without_numba_cache
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
@@ -187,7 +188,7 @@ def pip_counts(states: np.ndarray) -> np.ndarray:
     return np.stack([mine, theirs], axis=-1)
 
 
-def validate_states(states: np.ndarray) -> np.ndarray:
+def validate_states(states: npt.ArrayLike) -> np.ndarray:
     """Return ``states`` as int8 ``[B, STATE_SIZE]`` or raise StateError saying what is wrong."""
     arr = np.asarray(states)
     if arr.ndim == 1:
@@ -673,7 +674,7 @@ def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
                          f"{list(arr.shape)}") from None
 
 
-def _check_dice(dice: np.ndarray, batch: int) -> np.ndarray:
+def _check_dice(dice: npt.ArrayLike, batch: int) -> np.ndarray:
     arr = np.asarray(dice)
     if arr.ndim == 1:
         arr = arr[None, :]
@@ -739,8 +740,8 @@ def available_cpus() -> int:
 
 
 def legal_afterstates(
-    states: np.ndarray,
-    dice: np.ndarray,
+    states: npt.ArrayLike,
+    dice: npt.ArrayLike,
     rules: RulesLike = DEFAULT_RULES,
     *,
     validate: bool = True,
@@ -772,7 +773,7 @@ def legal_afterstates(
     return _run(states, dice, ndice, heads_used, _turn_head_limit(states, dice, rules), rules, threads)
 
 
-def turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: RulesLike = DEFAULT_RULES) -> np.ndarray:
+def turn_head_limit(states: npt.ArrayLike, dice: npt.ArrayLike, rules: RulesLike = DEFAULT_RULES) -> np.ndarray:
     """Checkers that may leave the head in a turn that starts now: 1, or 2 by the first-turn exception.
 
     The exception applies when all 15 checkers stand on the head (the player's
@@ -790,11 +791,11 @@ def _turn_head_limit(states: np.ndarray, dice: np.ndarray, rules: Rules) -> np.n
 
 
 def legal_continuations(
-    states: np.ndarray,
-    dice: np.ndarray,
-    dice_left: np.ndarray,
-    heads_used: np.ndarray,
-    head_limit: np.ndarray,
+    states: npt.ArrayLike,
+    dice: npt.ArrayLike,
+    dice_left: npt.ArrayLike,
+    heads_used: npt.ArrayLike,
+    head_limit: npt.ArrayLike,
     rules: RulesLike = DEFAULT_RULES,
     *,
     validate: bool = True,

@@ -6,6 +6,7 @@ These take a numpy ``Generator`` explicitly; the rules core itself never rolls.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from .core import (
     OFF_MOVER,
@@ -17,7 +18,7 @@ from .core import (
     validate_states,
 )
 from .notation import Color
-from .rules import DEFAULT_RULES, Rules, as_rules
+from .rules import DEFAULT_RULES, RulesLike, as_rules
 
 __all__ = ["opening_roll", "roll_dice", "resignation_points", "ROLLS", "ROLL_WEIGHTS"]
 
@@ -41,7 +42,7 @@ def _check_rng(rng: np.random.Generator, n: int) -> None:
 
 
 def opening_roll(
-    rng: np.random.Generator, n: int, rules: Rules = DEFAULT_RULES
+    rng: np.random.Generator, n: int, rules: RulesLike = DEFAULT_RULES
 ) -> tuple[np.ndarray, np.ndarray]:
     """Decide who moves first in ``n`` games and with which dice.
 
@@ -65,8 +66,8 @@ def opening_roll(
     return first, dice
 
 
-def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
-                       rules: Rules = DEFAULT_RULES) -> int:
+def resignation_points(state: npt.ArrayLike, dice: npt.ArrayLike | None = None,
+                       rules: RulesLike = DEFAULT_RULES) -> int:
     """Points (before the cube) a player concedes by resigning at its own turn.
 
     ``state`` is the resigning player's view. RULES.md, article 50.7: a player
@@ -85,12 +86,12 @@ def resignation_points(state: np.ndarray, dice: np.ndarray | None = None,
     rules = as_rules(rules)
     if np.ndim(state) != 1:
         raise StateError(f"resignation_points takes one state row (shape [26]), got shape {list(np.shape(state))}")
-    state = validate_states(state)[0]  # checked before the shortcut below, which reads one cell
-    _check_not_over(state[None])
-    if state[OFF_MOVER] > 0:
+    row = validate_states(state)[0]  # checked before the shortcut below, which reads one cell
+    _check_not_over(row[None])
+    if row[OFF_MOVER] > 0:
         return 1
     rolls = ROLLS if dice is None else _check_dice(dice, 1)
-    found = legal_afterstates(np.repeat(state[None], len(rolls), axis=0), rolls, rules)
+    found = legal_afterstates(np.repeat(row[None], len(rolls), axis=0), rolls, rules)
     bears_off = found.states[:, OFF_MOVER] > 0
     # Escape secured for a roll when some play of it bears off; needed for every roll asked about.
     secured = np.add.reduceat(bears_off.astype(np.int64), found.offsets[:-1]) > 0

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, validate_states
 
@@ -27,6 +28,7 @@ __all__ = [
     "format_npn",
     "to_common_point",
     "as_color",
+    "ColorLike",
 ]
 
 START_NPN = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w"
@@ -73,7 +75,15 @@ _INDEX = np.stack(
 ).astype(np.int64)
 
 
-def to_common_point(personal: int | np.ndarray, color: Color) -> int | np.ndarray:
+ColorLike = Color | int | str
+"""What the functions taking a side accept: a Color, 0 / 1, or "w" / "b" / "white" / "black"."""
+
+
+@overload
+def to_common_point(personal: int | np.integer, color: ColorLike) -> int: ...
+@overload
+def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> np.ndarray: ...
+def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> int | np.ndarray:
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
     color = as_color(color)
     p = np.asarray(personal)
@@ -151,7 +161,7 @@ def parse_npn(text: str) -> tuple[np.ndarray, Color]:
     return state, side
 
 
-def format_npn(state: np.ndarray, side: Color, *, validate: bool = True) -> str:
+def format_npn(state: npt.ArrayLike, side: ColorLike, *, validate: bool = True) -> str:
     """NPN of a mover's-view state row whose mover is ``side``.
 
     ``validate=False`` skips the checks of the row (for states the rules core made)."""
@@ -204,7 +214,7 @@ def npn_sort_keys(states: np.ndarray, movers: np.ndarray) -> np.ndarray:
     return _FIELD_RANKS[np.arange(fields.shape[1])[None, :], fields]
 
 
-def results_rank(states: np.ndarray, movers: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def results_rank(states: np.ndarray, movers: npt.ArrayLike, offsets: npt.ArrayLike) -> np.ndarray:
     """Index of each afterstate in its position's ``results`` list as FORMATS.md sorts it.
 
     ``states``, ``offsets``: flat afterstates as the rules core returns them

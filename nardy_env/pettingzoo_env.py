@@ -57,7 +57,7 @@ from .envs.checker import NUM_CHECKER_ACTIONS
 from .envs.games import GameBatch, as_action, observation_bounds
 from .envs.long_nardy import render_rgb, render_text, start_presets
 from .notation import Color
-from .rules import Rules, as_rules
+from .rules import RulesLike, as_rules
 
 __all__ = ["env", "raw_env"]
 
@@ -84,7 +84,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self,
         action_mode: str = "turn",
         obs_mode: str = "raw",
-        rules: Rules | dict | None = None,
+        rules: RulesLike | None = None,
         render_mode: str | None = None,
     ):
         super().__init__()

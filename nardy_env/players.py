@@ -38,8 +38,7 @@ __all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "Ra
 class Player(Protocol):
     """Anything with a batched ``choose`` (a ``name`` attribute, when it has one, names it in results)."""
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
-               colors: np.ndarray | None = None) -> np.ndarray:
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator, /) -> np.ndarray:
         """Pick one afterstate per position.
 
         ``states``: int8 ``[B, 26]`` positions from the mover's view; ``found``:
@@ -53,7 +52,9 @@ class Player(Protocol):
         ``choose_indices`` passes it only to a ``choose`` that accepts it, and
         ``dice`` (int64 ``[B, 2]``, the roll of each position) only to one with a
         ``dice`` parameter, for players that decide checker by checker
-        (``nardy_env.envs.CheckerPolicy``).
+        (``nardy_env.envs.CheckerPolicy``). The protocol names only the three
+        arguments every player takes, so a ``choose(states, found, rng)`` is a
+        Player to a type checker too.
         """
         ...
 

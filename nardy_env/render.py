@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .core import OFF_MOVER, OFF_OPPONENT, pip_counts
-from .notation import Color, format_npn, parse_npn
+from .notation import Color, ColorLike, as_color, format_npn, parse_npn
 
 __all__ = ["board_text", "board_words"]
 
@@ -18,7 +18,7 @@ def _cell(v: int) -> str:
     return f"{'W' if v > 0 else 'B'}{abs(v):>2d}"
 
 
-def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None,
+def board_text(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = None,
                caption: str | None = None) -> str:
     """The board in common numbering, borne-off counts, pip counts, whose turn and the dice.
 
@@ -27,7 +27,7 @@ def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None
     """
     npn = format_npn(state, side)
     common = [int(x) for x in npn.split(":")[0].split(",")]
-    side = Color(side)
+    side = as_color(side)
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
     pips = pip_counts(np.asarray(state)[None])[0]
     white_off, black_off = offs if side == Color.WHITE else offs[::-1]
@@ -51,12 +51,12 @@ def board_text(state: np.ndarray, side: Color, dice: Sequence[int] | None = None
     return "\n".join(lines)
 
 
-def board_words(state: np.ndarray, side: Color, dice: Sequence[int] | None = None) -> str:
+def board_words(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = None) -> str:
     """The position as a sentence per side, for a screen reader: where each side's checkers
     stand (common point numbers, low to high), how many are off, and the pip counts."""
     npn = format_npn(state, side)
     common = [int(x) for x in npn.split(":")[0].split(",")]
-    side = Color(side)
+    side = as_color(side)
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
     pips = pip_counts(np.asarray(state)[None])[0].tolist()
     if side != Color.WHITE:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, pip_counts
-from .notation import Color, format_npn
+from .notation import Color, ColorLike, as_color, format_npn
 
 __all__ = ["board_image", "WIDTH", "HEIGHT"]
 
@@ -87,7 +87,7 @@ def _draw_die(draw, x: float, y: float, size: float, face: int, used: bool) -> N
 
 def board_image(
     state: np.ndarray,
-    side: Color,
+    side: ColorLike,
     dice: Sequence[int] | None = None,
     *,
     dice_left: np.ndarray | None = None,
@@ -102,7 +102,7 @@ def board_image(
     """
     from PIL import Image, ImageDraw
 
-    side = Color(side)
+    side = as_color(side)
     state = np.asarray(state)
     common = [int(v) for v in format_npn(state, side).split(":")[0].split(",")]
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))

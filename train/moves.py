@@ -14,7 +14,6 @@ from nardy_env import (
     OFF_MOVER,
     OFF_OPPONENT,
     Color,
-    Rules,
     flip,
     format_npn,
     legal_afterstates,
@@ -22,7 +21,7 @@ from nardy_env import (
     parse_npn,
     to_common_point,
 )
-from nardy_env.rules import DEFAULT_RULES
+from nardy_env.rules import DEFAULT_RULES, RulesLike
 
 __all__ = ["Play", "legal_plays", "parse_live_npn", "moves_record", "parse_dice", "format_move_sequence"]
 
@@ -63,7 +62,7 @@ def parse_live_npn(npn: str) -> tuple[np.ndarray, Color]:
     return state, side
 
 
-def legal_plays(npn: str, dice: Sequence[int], rules: Rules = DEFAULT_RULES) -> list[Play]:
+def legal_plays(npn: str, dice: Sequence[int], rules: RulesLike = DEFAULT_RULES) -> list[Play]:
     """Every distinct legal end of turn, sorted by its NPN string.
 
     Each play: ``{"moves": [[from, to], ...], "result": NPN}`` in common point
@@ -90,7 +89,7 @@ STREAM_OPTIONS = {"rules": "--rules", "ply": "--ply", "top": "--top", "player": 
 any other key besides position and dice (a request id, say) is ignored."""
 
 
-def moves_record(line: str, rules: Rules = DEFAULT_RULES) -> dict[str, Any]:
+def moves_record(line: str, rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
     """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
     try:
         request = json.loads(line)

@@ -15,18 +15,18 @@ import argparse
 
 import numpy as np
 
-from nardy_env import Color, Rules, flip, format_npn, initial_states, legal_afterstates, to_common_point
+from nardy_env import Color, flip, format_npn, initial_states, legal_afterstates, to_common_point
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.players import choose_indices, load_player, player_name
 from nardy_env.render import board_text
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
 __all__ = ["playthrough"]
 
 
-def playthrough(white: str, black: str, seed: int, rules: Rules = DEFAULT_RULES) -> str:
+def playthrough(white: str, black: str, seed: int, rules: RulesLike = DEFAULT_RULES) -> str:
     """The text of one game between two named players, white first named."""
     rules = as_rules(rules)
     players = {Color.WHITE: load_player(white, rules), Color.BLACK: load_player(black, rules)}

@@ -31,6 +31,7 @@ from nardy_env import Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
 from nardy_env.encoding import raw_positions
 from nardy_env.game import opening_roll, roll_dice
+from nardy_env.rules import RulesLike
 
 __all__ = ["SWAP", "lambda_returns", "outcome_one_hot", "SelfPlayWorker"]
 
@@ -75,7 +76,7 @@ def _lambda_returns_padded(values: np.ndarray, valid: np.ndarray, lam: float) ->
 class SelfPlayWorker:
     """Plays batches of self-play games with given weights; no Ray needed."""
 
-    def __init__(self, hidden: tuple[int, ...], rules: dict[str, Any] | None = None,
+    def __init__(self, hidden: tuple[int, ...], rules: RulesLike | None = None,
                  threads: int | None = None) -> None:
         """``threads``: torch's thread count for this process (the trainer's actors use 1);
         None leaves it as it is, so a worker made in your own process does not change it."""

@@ -1221,9 +1221,9 @@ def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def save_config(run_dir: Path, config: TrainConfig) -> None:
+def save_config(run_dir: str | Path, config: TrainConfig) -> None:
     """Write a run's config.json atomically."""
-    config.save(run_dir / "config.json")
+    config.save(Path(run_dir) / "config.json")
 
 
 def summary_line(record: dict[str, Any], opponents: tuple[str, ...]) -> str:

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from ..core import MAX_RESULTS, Afterstates, outcome
 from ..notation import Color, parse_npn
 from ..render import board_text
-from ..rules import Rules, as_rules
+from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
 from .games import (
     GameBatch,
@@ -141,7 +141,7 @@ def start_presets(options: dict[str, Any] | None, n: int,
     }
 
 
-class LongNardyEnv(gym.Env):
+class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
     """Long Nardy (long backgammon), one game per episode.
 
     Two players race 15 checkers each around the 24 points in the same
@@ -254,7 +254,7 @@ class LongNardyEnv(gym.Env):
         obs_mode: str = "raw",
         opponent: Any = None,
         agent_color: str | Color | None = None,
-        rules: Rules | dict | None = None,
+        rules: RulesLike | None = None,
         render_mode: str | None = None,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -302,7 +302,8 @@ class LongNardyEnv(gym.Env):
         if getattr(self, "_started", False):
             self.batch.set_generator(0, value)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         preset = start_presets(options, 1)  # bad options change nothing
         super().reset(seed=seed)
         b = self.batch
@@ -327,7 +328,7 @@ class LongNardyEnv(gym.Env):
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.batch.action_mask()[0].astype(bool)
 
-    def step(self, action):
+    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._playable:
             raise gym.error.ResetNeeded(f"call reset() before step(){failure_note(self)}")
         b = self.batch
@@ -344,7 +345,7 @@ class LongNardyEnv(gym.Env):
         obs, info = self._result()
         return obs, float(reward[0]), bool(terminated[0]), False, info
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn('call gymnasium.make("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
             return None

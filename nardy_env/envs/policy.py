@@ -52,7 +52,7 @@ class CheckerPolicy:
     lists_moves = True
     """Its moves are listed under its ``rules``: ``load_player`` refuses it for a game under others."""
 
-    def __init__(self, policy: Callable[[np.ndarray, np.ndarray], Any], obs_mode: str = "raw",
+    def __init__(self, policy: Callable[..., Any], obs_mode: str = "raw",
                  rules: RulesLike = DEFAULT_RULES, name: str | None = None) -> None:
         if not callable(policy):
             raise TypeError(f"policy must be a function (observations, masks) -> actions, got {type(policy).__name__}")

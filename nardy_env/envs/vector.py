@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import error, logger, spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -12,7 +13,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates, is_whole
 from ..notation import Color
-from ..rules import Rules, as_rules
+from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
     GameBatch,
@@ -173,7 +174,7 @@ class LongNardyVectorEnv(VectorEnv):
         obs_mode: str = "raw",
         opponent: Any = None,
         agent_color: str | Color | None = None,
-        rules: Rules | dict | None = None,
+        rules: RulesLike | None = None,
         render_mode: str | None = None,
         max_episode_steps: int | None = None,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
@@ -239,7 +240,8 @@ class LongNardyVectorEnv(VectorEnv):
         self._check_open("action_masks")
         return self.batch.action_mask().view(bool)  # a fresh 0/1 array each call: viewing it costs nothing
 
-    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | list[int | None] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         seeds = _sub_env_seeds(seed, self.num_envs)
         if self.closed:
             raise error.ClosedEnvironmentError("reset() on a closed LongNardyVectorEnv")
@@ -270,7 +272,7 @@ class LongNardyVectorEnv(VectorEnv):
             raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))
         return self._result()
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self._check_open("step")
         actions = as_actions(actions, self.num_envs)
         reset_rows = np.flatnonzero(self._autoreset)
@@ -291,7 +293,7 @@ class LongNardyVectorEnv(VectorEnv):
         obs, info = self._result()
         return obs, reward, terminated, truncated, info
 
-    def render(self):
+    def render(self) -> tuple[str | np.ndarray, ...] | None:
         if self.render_mode is None:
             logger.warn('call gymnasium.make_vec("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
             return None

@@ -28,7 +28,7 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
         gym.Wrapper.__init__(self, env)
         self._legal = np.zeros(1, dtype=np.int64)
 
-    def reset(self, **kwargs: Any):
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self._legal = np.flatnonzero(info["action_mask"])
         return obs, info
@@ -37,7 +37,7 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every action is legal through this wrapper (a masking algorithm sees no mask)."""
         return np.ones(self.action_space.n, dtype=bool)  # type: ignore[attr-defined]
 
-    def step(self, action: Any):
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         k = as_action(action)
         obs, reward, terminated, truncated, info = self.env.step(int(self._legal[k % self._legal.size]))
         self._legal = np.flatnonzero(info["action_mask"])
@@ -58,7 +58,7 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
         super().__init__(env)
         self._mask: np.ndarray | None = None
 
-    def reset(self, **kwargs: Any):
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self._take_mask(info)
         return obs, info
@@ -78,7 +78,7 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
         n = int(self.single_action_space.n)  # type: ignore[attr-defined]
         return np.ones((self.num_envs, n), dtype=bool)
 
-    def step(self, actions: Any):
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         if self._mask is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         k = as_actions(actions, self.num_envs)

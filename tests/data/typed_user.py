@@ -1,0 +1,31 @@
+"""What a type-checked user writes with nardy's documented calls."""
+import numpy as np
+
+from nardy_env import Color, format_npn, legal_afterstates, legal_continuations, parse_npn
+from nardy_env.envs import LongNardyEnv
+from nardy_env.game import opening_roll, resignation_points
+from nardy_env.notation import results_rank, to_common_point
+from nardy_env.players import Player, choose_indices
+from nardy_env.render import board_text
+
+
+class ThreeArg:
+    def choose(self, states: np.ndarray, found: object, rng: np.random.Generator) -> np.ndarray:
+        return np.zeros(len(states), dtype=np.int64)
+
+
+state, side = parse_npn("0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w")
+found = legal_afterstates([state.tolist()], [[6, 5]], {"block_rule": "home"})
+more = legal_continuations(state[None], [6, 6], 4, 0, 2)
+point: int = to_common_point(5, "b")
+text: str = format_npn(state, "w") + board_text(state, "w")
+first, dice = opening_roll(np.random.default_rng(0), 2, {"opening": "reroll"})
+points: int = resignation_points(state, [6, 5])
+rank = results_rank(found.states, Color.WHITE, found.offsets)
+player: Player = ThreeArg()
+env = LongNardyEnv(rules={"block_rule": "home"})
+obs, info = env.reset(seed=0)
+obs, reward, terminated, truncated, info = env.step(0)
+total: float = reward + 1.0
+over: bool = terminated or truncated
+picked = choose_indices(player, state[None], found, np.random.default_rng(0))

@@ -1,0 +1,20 @@
+"""The public API as a type checker sees it: documented calls in a user's strict-mypy code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_documented_calls_type_check_strictly_in_user_code(tmp_path):
+    # Lists for arrays, dicts for rules, "w" for a colour, a three-argument player, the env's
+    # reset and step: what the docs show and the functions accept must pass mypy --strict too.
+    out = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--ignore-missing-imports", "--no-incremental",
+                          "--cache-dir", str(tmp_path / "cache"), str(DATA / "typed_user.py")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    ran = subprocess.run([sys.executable, str(DATA / "typed_user.py")], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr  # and it does what it says
