@@ -28,8 +28,11 @@ def _asked_rules(text: str | None):
     """The rules ``--rules`` asks for, or None when it is not given."""
     from nardy_env import Rules, RulesError
 
-    if not text:
+    if text is None:
         return None
+    if not text.strip():
+        _usage_error("nardy: --rules is empty; give rule variants as JSON, e.g. '{\"block_rule\": \"home\"}', "
+                     "or leave it out")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -210,7 +213,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
                             seed=args.seed, rules=search_rules)
         if args.json:
-            print(json.dumps({"player": args.search, "levels": rows}))
+            print(json.dumps({"player": args.search, "levels": rows, "seed": args.seed,
+                              "rules": search_rules.to_dict()}))
         else:
             print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each)")
             print("| ply | positions evaluated per decision | ms per decision |")
@@ -382,7 +386,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         png = Path(args.png)
-        if png.suffix.lower() != ".png":
+        if args.png != "-" and png.suffix.lower() != ".png":
             print(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png", file=sys.stderr)
             return 2
         if not _writable_file_or_say("ladder", "--png", args.png):
@@ -731,6 +735,9 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
+    if out.suffix.lower() != ".png":  # as ladder --png: the picture is PNG, whatever the name says
+        print(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png", file=sys.stderr)
+        return 2
     try:
         training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
     except NoRecords:
@@ -765,6 +772,17 @@ def _at_least(low: int):
 _SEED = _at_least(0)
 _COUNT = _at_least(1)
 _PLY = _at_least(0)
+
+
+def _POSITIVE(text: str) -> float:
+    """An argparse type: a positive, finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
 
 
 def _SECONDS(text: str) -> float:
@@ -931,8 +949,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
                         description="Write DIR/policy.onnx and DIR/policy.json (docs/formats.md, docs/policy.md), "
                                     "verified against torch.")
-    add_export_arguments(ex, text=_TEXT)
+    add_export_arguments(ex, text=_TEXT, count=_COUNT, positive=_POSITIVE)
     ex.set_defaults(func=cmd_export)
+    # No prefixes of options (--game for --games): an option added later would break a script using one.
+    for command in (parser, *sub.choices.values()):
+        command.allow_abbrev = False
     return parser
 
 
@@ -961,6 +982,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nardy`` console script."""
     import warnings
 
+    if sys.stdout is None:  # started with standard output closed (>&-): output goes nowhere, as print's does
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     # A name or path the output's encoding cannot show (Cyrillic on a cp1252 or C-locale
     # stdout) is printed escaped, not a traceback after the work is done.
     errors = getattr(sys.stdout, "errors", None)

@@ -53,7 +53,7 @@ from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
            "add_export_arguments", "cmd_export"]
@@ -69,7 +69,7 @@ class ExportError(RuntimeError):
     """An export that could not be made or did not pass its verification."""
 
 
-def real_positions(count: int, seed: int = 0, rules: Rules = DEFAULT_RULES, games: int = 64) -> np.ndarray:
+def real_positions(count: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES, games: int = 64) -> np.ndarray:
     """``count`` afterstates (int8 ``[count, 26]``, mover's view) sampled from random games.
 
     Every candidate afterstate of every turn of ``games`` random games, from
@@ -389,26 +389,33 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     return policy
 
 
-def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], str] = str) -> None:
-    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``); ``text``:
-    the argparse type of the names and paths."""
+def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], str] = str,
+                         count: Callable[[str], int] = int, positive: Callable[[str], float] = float) -> None:
+    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``); ``text``,
+    ``count``, ``positive``: the argparse types of the names and paths, of counts (1 or more) and
+    of positive numbers, so that a bad value is a usage error before anything is loaded."""
     parser.add_argument("player", metavar="PLAYER", type=text,
                         help="a run directory (holding checkpoint.pt), a checkpoint file, or default (the shipped player)")
     parser.add_argument("--out", required=True, metavar="DIR", type=text,
                         help="folder to write policy.onnx and policy.json into (created if missing)")
     parser.add_argument("--force", action="store_true", help="replace an export already in DIR")
-    parser.add_argument("--positions", type=int, default=4096,
+    parser.add_argument("--positions", type=count, default=4096,
                         help="real positions on which onnxruntime must match torch (default 4096)")
-    parser.add_argument("--tolerance", type=float, default=1e-5,
+    parser.add_argument("--tolerance", type=positive, default=1e-5,
                         help="largest allowed |onnxruntime - torch| (default 1e-5)")
-    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
+    parser.add_argument("--opset", type=count, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
     parser.add_argument("--exporter", choices=EXPORTERS, default="dynamo",
                         help="torch exporter: dynamo (torch.export, default) or torchscript (legacy)")
     parser.add_argument("--json", action="store_true", help="print policy.json's content as one JSON line")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Run ``nardy export``: 0 on success, 1 when the export fails (message on stderr)."""
+    """Run ``nardy export``: 0 on success, 1 when the export fails (message on stderr), 2 for
+    an --out of ``-``."""
+    if args.out == "-":  # not standard output: the export is a folder of two files
+        print("nardy export: --out -: give a folder (the export is two files, policy.onnx and policy.json)",
+              file=sys.stderr)
+        return 2
     try:
         policy = export_policy(args.player, args.out, positions=getattr(args, "positions", 4096),
                                tolerance=getattr(args, "tolerance", 1e-5),

@@ -47,7 +47,7 @@ from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, choose_indices, player_name
 from nardy_env.render import board_text, board_words
-from nardy_env.rules import DEFAULT_RULES, as_rules
+from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence, legal_plays
 
 __all__ = ["play_session", "parse_play"]
@@ -245,7 +245,7 @@ def _dice_needed(distance: int, faces: list[int], bear_off: bool) -> int:
 
 
 def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], plays: list[dict],
-                       rules: Rules = DEFAULT_RULES) -> str:
+                       rules: RulesLike = DEFAULT_RULES) -> str:
     """Which whole-turn rule a play that passed ``why_not_legal`` breaks, as precisely as can be said."""
     rules = as_rules(rules)
     state, side = parse_npn(npn)
@@ -563,7 +563,7 @@ def _state_of(npn: str) -> np.ndarray:
     return parse_npn(npn)[0]
 
 
-def play_session(opponent: Player, human: Color | None = None, rules: Rules = DEFAULT_RULES,
+def play_session(opponent: Player, human: Color | None = None, rules: RulesLike = DEFAULT_RULES,
                  seed: int | None = None, games: int | None = None,
                  read: Callable[[str], str] | None = None, out: TextIO | None = None) -> dict[str, int]:
     """Play games in the terminal; returns the final score."""

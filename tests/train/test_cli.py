@@ -649,3 +649,41 @@ def test_an_error_that_is_not_a_failed_write_keeps_its_traceback(monkeypatch, ca
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     with pytest.raises(PermissionError):
         cli.main(["bench", "--games", "1"])
+
+
+def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_path):
+    # No option prefixes: `--game` is not `--games` (a later option would break such a script).
+    out = run("eval", "--game", "10", "random", "race")
+    assert out.returncode == 2 and "unrecognized arguments: --game" in out.stderr
+    # An empty --rules (an unset shell variable) is named, not read as the defaults.
+    out = run("moves", START_NPN, "6", "5", "--rules", "")
+    assert out.returncode == 2 and "--rules is empty" in out.stderr
+    # nardy export: '-' is no folder; bad numbers are usage errors (2), found before any loading.
+    out = run("export", "default", "--out", "-")
+    assert out.returncode == 2 and "--out -: give a folder" in out.stderr and not Path("-").exists()
+    for option, value in (("--tolerance", "-1"), ("--tolerance", "nan"), ("--positions", "0"), ("--opset", "0")):
+        out = run("export", "default", "--out", str(tmp_path / "x"), option, value)
+        assert out.returncode == 2 and f"argument {option}" in out.stderr, (option, out.stderr)
+    assert not (tmp_path / "x").exists()
+    # Pictures are PNG files, named so; '-' gets the same message everywhere.
+    out = run("plot", str(Path(__file__).resolve().parents[2] / "checkpoints/default"), "--out",
+              str(tmp_path / "curve.jpg"))
+    assert out.returncode == 2 and "give a name ending in .png" in out.stderr
+    out = run("ladder", "random", "race", "--games", "2", "--png", "-")
+    assert out.returncode == 2 and "--png -: give a file name" in out.stderr
+
+
+def test_bench_search_json_names_its_seed_and_rules():
+    out = run("bench", "--search", "default", "--max-ply", "0", "--positions", "3", "--seed", "5", "--json")
+    assert out.returncode == 0, out.stderr
+    record = json.loads(out.stdout.splitlines()[-1])
+    assert record["seed"] == 5 and record["rules"]["block_rule"] == "ahead" and record["levels"][0]["ply"] == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX shell closes stdout")
+def test_jsonl_with_standard_output_closed_ends_quietly():
+    line = json.dumps({"position": START_NPN, "dice": [6, 5]})
+    cmd = " ".join([str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"])
+    out = subprocess.run(["bash", "-c", f"{cmd} moves --jsonl >&-"], input=line + "\n", capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
