@@ -75,7 +75,7 @@ _INDEX = np.stack(
 ).astype(np.int64)
 
 
-ColorLike = Color | int | str
+ColorLike = Color | int | np.integer | str
 """What the functions taking a side accept: a Color, 0 / 1, or "w" / "b" / "white" / "black"."""
 
 

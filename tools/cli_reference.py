@@ -32,7 +32,9 @@ any error of `nardy export` past its arguments, a bad source or folder included;
 lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
 Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
 train` first saves a checkpoint and prints how to resume); 141: the reader of
-the output went away (`nardy ... | head`).
+the output went away (`nardy ... | head`). With standard output closed
+(`>&-`) what a command prints is discarded, as Python's `print` does, and the
+status is that of the work.
 
 Progress (`train`, `eval`, `ladder`) goes to stderr: a live bar on a terminal;
 when stderr is a file or a pipe (a log, CI), a plain line every 30 seconds and

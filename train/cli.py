@@ -376,6 +376,7 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
 
 
 def _cmd_ladder(args: argparse.Namespace) -> int:
+    from agents.files import is_stream
     from train.evaluate import ladder
 
     asked = _asked_rules(args.rules)
@@ -386,7 +387,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         from pathlib import Path
 
         png = Path(args.png)
-        if args.png != "-" and png.suffix.lower() != ".png":
+        if args.png != "-" and png.suffix.lower() != ".png" and not is_stream(png):
             print(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png", file=sys.stderr)
             return 2
         if not _writable_file_or_say("ladder", "--png", args.png):
@@ -725,6 +726,7 @@ def _train(args: argparse.Namespace) -> int:
 def _cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from agents.files import is_stream
     from train.plots import NoRecords, training_curve
 
     run = Path(args.run)
@@ -735,7 +737,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
-    if out.suffix.lower() != ".png":  # as ladder --png: the picture is PNG, whatever the name says
+    if out.suffix.lower() != ".png" and not is_stream(out):  # as ladder --png: the picture is PNG
         print(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png", file=sys.stderr)
         return 2
     try:

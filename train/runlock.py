@@ -61,29 +61,29 @@ def acquire(run_dir: Path, new: bool = False) -> Path | None:
         _held[key][1] += 1
         return key
     path = key / LOCK_NAME
-    nofollow = getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | nofollow | os.O_CLOEXEC, 0o644)
-    except OSError:
-        if path.is_symlink():
-            raise LockError(f"{path} is a link, not a lock file; remove it, then try again") from None
-        try:  # one another user made (a shared folder): flock needs no write access
-            fd = os.open(path, os.O_RDONLY | nofollow | os.O_CLOEXEC)
-        except OSError:  # none there and none can be made (a read-only folder, which no run
-            return None  # writes; a full disk, whose writes fail soon enough with their own message)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    for _ in range(10):
+        fd = _open(path)
+        if fd is None:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(os.pread(fd, 200, 0).decode("utf-8", "replace"))
+            os.close(fd)
+            raise RunInUse(f"{run_dir} is in use by another process{holder}: one nardy train at a time writes "
+                           "a run. Wait for it to finish, or stop it (Ctrl-C saves a checkpoint) and resume "
+                           "then") from None
+        except OSError:  # a filesystem without locks
+            os.close(fd)
+            return None
+        try:  # the file locked is still the one named .lock (not one a new run's end removed meanwhile)
+            same = os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
         os.close(fd)
-        raise LockError(f"{path} is not a plain file; remove it, then try again")
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = _holder(os.pread(fd, 200, 0).decode("utf-8", "replace"))
-        os.close(fd)
-        raise RunInUse(f"{run_dir} is in use by another process{holder}: one nardy train at a time writes "
-                       "a run. Wait for it to finish, or stop it (Ctrl-C saves a checkpoint) and resume "
-                       "then") from None
-    except OSError:  # a filesystem without locks
-        os.close(fd)
+    else:
         return None
     try:
         os.ftruncate(fd, 0)
@@ -92,6 +92,24 @@ def acquire(run_dir: Path, new: bool = False) -> Path | None:
         pass
     _held[key] = [fd, 1]
     return key
+
+
+def _open(path: Path) -> int | None:
+    """The lock file, opened without following a link or waiting on a FIFO; None where none can be."""
+    flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | flags, 0o644)
+    except OSError:
+        if path.is_symlink():
+            raise LockError(f"{path} is a link, not a lock file; remove it, then try again") from None
+        try:  # one another user made (a shared folder): flock needs no write access
+            fd = os.open(path, os.O_RDONLY | flags)
+        except OSError:  # none there and none can be made (a read-only folder, which no run
+            return None  # writes; a full disk, whose writes fail soon enough with their own message)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockError(f"{path} is not a plain file; remove it, then try again")
+    return fd
 
 
 def _holder(text: str) -> str:

@@ -263,8 +263,10 @@ class Trainer:
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 try:  # locked before anything is written in it
                     self._lock = runlock.acquire(self.run_dir, new=True)
-                except runlock.LockError:
+                except runlock.RunInUse:
                     raise taken from None
+                except runlock.LockError as exc:  # a .lock that is no lock file: its own remedy
+                    raise TrainError(str(exc)) from None
                 # Exclusive create claims the folder: of two runs started on one --out (or one
                 # default runs/NAME) at the same moment, the second stops here instead of mixing in.
                 with open(self.run_dir / "config.json", "x") as fh:
@@ -325,6 +327,7 @@ class Trainer:
         self._lock = None
         if self._made_folder and not any(self.run_dir.iterdir()):
             self.run_dir.rmdir()
+        self._new_run, self._unstarted = True, False  # a train() after this starts the run afresh
 
     # -- state ------------------------------------------------------------------------------
 

@@ -328,7 +328,7 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.batch.action_mask()[0].astype(bool)
 
-    def step(self, action: int | np.integer) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: int | np.integer | np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._playable:
             raise gym.error.ResetNeeded(f"call reset() before step(){failure_note(self)}")
         b = self.batch

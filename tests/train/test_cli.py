@@ -671,6 +671,11 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     assert out.returncode == 2 and "give a name ending in .png" in out.stderr
     out = run("ladder", "random", "race", "--games", "2", "--png", "-")
     assert out.returncode == 2 and "--png -: give a file name" in out.stderr
+    # ... and the /dev/stdout that message suggests is taken, whatever its name says.
+    cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
+    picture = subprocess.run([*cmd, "plot", str(Path(__file__).resolve().parents[2] / "checkpoints/default"),
+                              "--out", "/dev/stdout"], capture_output=True, timeout=120)
+    assert picture.returncode == 0 and picture.stdout.startswith(b"\x89PNG"), picture.stderr
 
 
 def test_bench_search_json_names_its_seed_and_rules():

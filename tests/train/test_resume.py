@@ -786,3 +786,10 @@ def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
     assert (tmp_path / "run" / ".lock").read_text().split()[0] == str(os.getpid())
     trainer._remove_unstarted_run()
     assert not (tmp_path / "run").exists()
+    trainer._make_run_dir()  # tried again (a library caller's second train()): made afresh, and locked
+    assert (tmp_path / "run" / "config.json").exists() and (tmp_path / "run" / ".lock").exists()
+    trainer._remove_unstarted_run()
+    # A .lock that is no lock file is named as such, not blamed on another run.
+    (tmp_path / "odd" / ".lock").mkdir(parents=True)
+    with pytest.raises(TrainError, match=r"\.lock is not a plain file; remove it"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "odd", progress=False)._make_run_dir()
