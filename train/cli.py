@@ -776,26 +776,23 @@ _COUNT = _at_least(1)
 _PLY = _at_least(0)
 
 
-def _POSITIVE(text: str) -> float:
-    """An argparse type: a positive, finite number."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+def _positive(what: str):
+    """An argparse type: a positive, finite ``what`` ("number", "number of seconds")."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {what}") from None
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive {what}, got {text}")
+        return value
+
+    parse.__name__ = f"positive {what}"
+    return parse
 
 
-def _SECONDS(text: str) -> float:
-    """An argparse type: a positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
-    return value
+_POSITIVE = _positive("number")
+_SECONDS = _positive("number of seconds")
 
 
 def _TEXT(text: str) -> str:
