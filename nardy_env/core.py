@@ -285,23 +285,27 @@ def _hash(k0, k1, k2, tag):
 
 
 @nb.njit(cache=_CACHE)
-def _table_find_or_insert(tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, tag, val):
+def _table_find_or_insert(table, stamp, k0, k1, k2, tag, val):
     """Index of the entry for (keys, tag); inserts it with ``val`` if absent.
 
+    A slot is one row of ``table``: k0, k1, k2 and a word holding the stamp
+    (bits 24 up), the tag (bits 16-23) and the value (bits 0-15), so a probe
+    reads one cache line. Slots whose stamp is not ``stamp`` are empty.
     Returns (slot, inserted).
     """
     mask = np.uint64(_TABLE_SIZE - 1)
     slot = np.int64(_hash(k0, k1, k2, tag) & mask)
+    ident = (np.uint64(stamp) << np.uint64(8)) | np.uint64(tag)
     while True:
-        if tstamp[slot] != stamp:
-            tstamp[slot] = stamp
-            tk0[slot] = k0
-            tk1[slot] = k1
-            tk2[slot] = k2
-            ttag[slot] = tag
-            tval[slot] = val
+        meta = table[slot, 3]
+        if (meta >> np.uint64(24)) != np.uint64(stamp):
+            table[slot, 0] = k0
+            table[slot, 1] = k1
+            table[slot, 2] = k2
+            table[slot, 3] = (ident << np.uint64(16)) | np.uint64(val)
             return slot, True
-        if tk0[slot] == k0 and tk1[slot] == k1 and tk2[slot] == k2 and ttag[slot] == tag:
+        if (meta >> np.uint64(16)) == ident and table[slot, 0] == k0 and table[slot, 1] == k1 \
+                and table[slot, 2] == k2:
             return slot, False
         slot = (slot + 1) & (_TABLE_SIZE - 1)
 
@@ -448,7 +452,7 @@ def _move(board, i, j, sign, k0, k1, k2, outside, heads):
 @nb.njit(cache=_CACHE)
 def _search(
     board, a, b, ndice, heads0, head_limit, block_home,
-    tk0, tk1, tk2, ttag, tstamp, tval, stamp,
+    table, stamp,
     rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves,
 ):
     """Depth-first search over all single-die move sequences of one roll.
@@ -507,7 +511,7 @@ def _search(
                 # by sequences of different lengths keeps the longest.
                 used = length if board[OFF_MOVER] == NUM_CHECKERS else depth
                 slot, new = _table_find_or_insert(
-                    tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, _RESULT_TAG, nres
+                    table, stamp, k0, k1, k2, _RESULT_TAG, nres
                 )
                 if new:
                     r = nres
@@ -517,7 +521,7 @@ def _search(
                     rk2[r] = k2
                     rdepth[r] = -1
                 else:
-                    r = tval[slot]
+                    r = np.int64(table[slot, 3] & np.uint64(0xFFFF))
                 if used > rdepth[r]:
                     rdepth[r] = used
                     rdie[r] = seq[0] if depth == 1 else 0
@@ -541,7 +545,7 @@ def _search(
                     new = True  # a leaf: recorded next, no need to remember the visit
                 else:
                     _, new = _table_find_or_insert(
-                        tk0, tk1, tk2, ttag, tstamp, tval, stamp, k0, k1, k2, (depth + 1) * 2 + s, 0
+                        table, stamp, k0, k1, k2, (depth + 1) * 2 + s, 0
                     )
                 if new:
                     depth += 1
@@ -609,12 +613,8 @@ def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity)
     out_nmoves = np.empty(capacity, dtype=np.int8)
     offsets = np.empty(nb_pos + 1, dtype=np.int64)
 
-    tk0 = np.empty(_TABLE_SIZE, dtype=np.uint64)
-    tk1 = np.empty(_TABLE_SIZE, dtype=np.uint64)
-    tk2 = np.empty(_TABLE_SIZE, dtype=np.uint64)
-    ttag = np.empty(_TABLE_SIZE, dtype=np.int64)
-    tstamp = np.full(_TABLE_SIZE, -1, dtype=np.int64)
-    tval = np.empty(_TABLE_SIZE, dtype=np.int64)
+    table = np.empty((_TABLE_SIZE, 4), dtype=np.uint64)
+    table[:, 3] = np.uint64(0xFFFFFFFFFFFFFFFF)  # stamp 2**40 - 1, no position's: all slots empty
     rk0 = np.empty(_MAX_NODES, dtype=np.uint64)
     rk1 = np.empty(_MAX_NODES, dtype=np.uint64)
     rk2 = np.empty(_MAX_NODES, dtype=np.uint64)
@@ -633,7 +633,7 @@ def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity)
         a = dice[p, 0]
         b = dice[p, 1]
         nres = _search(board, a, b, ndice[p], heads_used[p], head_limit[p], block_home,
-                       tk0, tk1, tk2, ttag, tstamp, tval, p,
+                       table, p,
                        rk0, rk1, rk2, rdepth, rdie, rmoves, rnmoves)
         n = _select_and_sort(nres, a == b, ndice[p], a, b, rk0, rk1, rk2, rdepth, rdie, order)
         if m + n > capacity:
