@@ -19,6 +19,8 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sysconfig
+import traceback
 import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
@@ -31,7 +33,7 @@ from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
 __all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
-           "choose_indices", "trained_rules"]
+           "choose_indices", "trained_rules", "PlayerFailed"]
 
 
 @runtime_checkable
@@ -73,6 +75,22 @@ class PlayerNotFound(LookupError):
     """A player name that no installed resolver understands."""
 
 
+class PlayerFailed(ValueError):
+    """A player that answered with something other than one legal index per position (raised by
+    ``choose_indices``), or, in a match, one whose ``choose`` raised (``raised``; the original
+    exception is the ``__cause__``). ``position``: the index of the position whose choice was
+    wrong, when one was."""
+
+    position: int | None = None
+
+    @classmethod
+    def raised(cls, player: Any, exc: BaseException) -> PlayerFailed:
+        """The failure of ``player`` whose ``choose`` raised ``exc``: the message names the
+        player, the exception and the line of the player's code that raised it."""
+        return cls(f"player {player_name(player, type(player).__name__)!r} raised {type(exc).__name__}: {exc} "
+                   f"({_where(exc)})")
+
+
 class RandomPlayer:
     """Uniform over the legal afterstates: the weakest baseline."""
 
@@ -111,23 +129,36 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     # them on to a player that does not take them.
     if dice is not None and _accepts(player.choose, "dice", through_kwargs=False):
         extra["dice"] = np.asarray(dice)
-    picks = player.choose(states, found, rng, **extra)
-    raw = np.asarray(picks)
+    raw = np.asarray(player.choose(states, found, rng, **extra))
     if raw.size and (raw.dtype == np.bool_ or not np.issubdtype(raw.dtype, np.integer)):
-        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned {raw.dtype} choices "
-                         f"{raw.ravel()[:3].tolist()}: choose() returns integer indices, one per position")
+        raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} returned {raw.dtype} choices "
+                           f"{raw.ravel()[:3].tolist()}: choose() returns integer indices, one per position")
     picks = raw.astype(np.int64)
     counts = found.counts()
     if picks.shape != counts.shape:
-        raise ValueError(f"player {player_name(player, type(player).__name__)!r} returned choices of shape "
-                         f"{picks.shape} for {counts.shape[0]} positions: choose() returns one index per "
-                         f"position, an array of shape ({counts.shape[0]},)")
+        raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} returned choices of shape "
+                           f"{picks.shape} for {counts.shape[0]} positions: choose() returns one index per "
+                           f"position, an array of shape ({counts.shape[0]},)")
     if (picks < 0).any() or (picks >= counts).any():
         bad = int(np.flatnonzero((picks < 0) | (picks >= counts))[0])
-        raise ValueError(f"player {player_name(player, type(player).__name__)!r} chose afterstate {int(picks[bad])} "
-                         f"of position {bad}, which has {int(counts[bad])} (indices count from 0 within each "
-                         "position's own afterstates, not rows of found.states)")
+        failed = PlayerFailed(f"player {player_name(player, type(player).__name__)!r} chose afterstate "
+                              f"{int(picks[bad])} of position {bad}, which has {int(counts[bad])} (indices count "
+                              "from 0 within each position's own afterstates, not rows of found.states)")
+        failed.position = bad
+        raise failed
     return found.offsets[:-1] + picks
+
+
+def _where(exc: BaseException) -> str:
+    """Where ``exc`` was raised, as a traceback names it: the innermost line outside Python's
+    own library and installed packages (the player's code), else the innermost line."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    if not frames:
+        return "raised by choose_indices"
+    libraries = {os.path.realpath(sysconfig.get_path(k)) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    own = [f for f in frames if not any(os.path.realpath(f.filename).startswith(lib + os.sep) for lib in libraries)]
+    frame = (own or frames)[-1]
+    return f'file "{frame.filename}", line {frame.lineno}, in {frame.name}'
 
 
 def trained_rules(players: dict[str, Any]) -> Rules:

@@ -1031,6 +1031,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("\nnardy: interrupted", file=sys.stderr)
         return 130
+    except ValueError as exc:
+        # A player that failed while playing (its code raised, or it answered with no legal
+        # choice): the message names it, where its code raised and where in the match.
+        players = sys.modules.get("nardy_env.players")  # loaded if one was raised
+        if players is None or not isinstance(exc, players.PlayerFailed):
+            raise
+        print(f"nardy {args.command}: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:
         # A write that failed for want of room or a working device (stdout on a full disk, say):
         # one line, as the commands say for the files they name. Only these errnos, without a

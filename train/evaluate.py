@@ -22,7 +22,7 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
-from nardy_env.players import PlayerSpec, choose_indices, code_file, load_player, player_name
+from nardy_env.players import PlayerFailed, PlayerSpec, choose_indices, code_file, load_player, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
@@ -119,15 +119,18 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
     while active.size:
         found = legal_afterstates(states[active], dice[active], rules, validate=False, threads=threads)
         picks = np.empty(active.size, dtype=np.int64)
-        for player, mask in ((players[0], a_to_move[active]), (players[1], ~a_to_move[active])):
+        for role, player, mask in (("A", players[0], a_to_move[active]), ("B", players[1], ~a_to_move[active])):
             idx = np.flatnonzero(mask)
             if idx.size:
                 sub = subset(found, idx)
                 games_now = active[idx]
                 colors = np.where(a_to_move[games_now] == a_is_white[games_now], 0, 1)  # Color values
-                picks[idx] = found.offsets[idx] + (choose_indices(player, states[games_now], sub, rng, colors,
-                                                                  dice[games_now])
-                                                   - sub.offsets[:-1])
+                try:
+                    chosen = choose_indices(player, states[games_now], sub, rng, colors, dice[games_now])
+                except Exception as exc:  # say which player failed, and where in the match
+                    failed = exc if isinstance(exc, PlayerFailed) else PlayerFailed.raised(player, exc)
+                    raise _in_match(failed, role, games_now, pair_array[pair_of], a_is_white, plies, seed) from exc
+                picks[idx] = found.offsets[idx] + (chosen - sub.offsets[:-1])
         after = found.states[picks]
         if records:  # who moved (0 white), with which dice, which moves (the mover's points)
             white_moved = a_to_move[active] == a_is_white[active]
@@ -277,6 +280,19 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
     }
 
 
+def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game: np.ndarray,
+              a_is_white: np.ndarray, plies: np.ndarray, seed: int) -> PlayerFailed:
+    """``exc`` with where in the match it happened: the side, and the pair, game and ply (of the
+    position it chose badly for, else of the first position it was asked about)."""
+    game = int(games_now[exc.position if exc.position is not None else 0])
+    pair = int(pair_of_game[game])
+    others = "" if exc.position is not None or games_now.size == 1 else f" and {games_now.size - 1} other game{'s' if games_now.size > 2 else ''}"
+    failed = PlayerFailed(f"{exc} [playing as {role}; at ply {int(plies[game]) + 1} of pair {pair}'s game with A "
+                          f"{'white' if a_is_white[game] else 'black'}{others}, seed {seed}]")
+    failed.position = exc.position
+    return failed
+
+
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
             rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Process-pool entry: load both players by name and play some pairs.
@@ -360,6 +376,9 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
     chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
+    if by_name and min(workers, len(chunks)) > max(available_cpus(), 1):
+        warnings.warn(f"workers={workers} is more than the {available_cpus()} CPUs here: the match plays the same, "
+                      "only slower (the processes compete for the CPUs)", stacklevel=2)
     bar = _progress(games, f"{label_a} vs {label_b}", progress)
     try:
         if by_name and workers > 1 and len(chunks) > 1:

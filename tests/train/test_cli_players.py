@@ -229,6 +229,23 @@ def test_your_own_player_file_on_the_command_line(tmp_path):
     assert out.returncode == 2 and "has no 'missing'" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_a_player_that_fails_in_play_is_named_in_one_line_not_a_traceback(tmp_path):
+    """Its code raising, or an answer out of range, also from a worker process: exit 2 and one
+    line naming the player, the line of its code that raised and where in the match."""
+    (tmp_path / "broken.py").write_text(
+        "class Raises:\n    def choose(self, states, found, rng):\n        return {}['missing']\n\n\n"
+        "class TooFar:\n    def choose(self, states, found, rng):\n        return found.counts()\n")
+    out = run("eval", f"{tmp_path / 'broken.py'}:Raises", "race", "--games", "4")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert (f"nardy eval: player '{tmp_path / 'broken.py'}:Raises' raised KeyError: 'missing' "
+            f"(file \"{tmp_path / 'broken.py'}\", line 3, in choose) [playing as A; at ply 1 of pair 0's game"
+            in out.stderr), out.stderr
+    out = run("eval", "race", f"{tmp_path / 'broken.py'}:TooFar", "--games", "400", "--workers", "2")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert re.search(r"^nardy eval: player '.*TooFar' chose afterstate 1 of position 0, which has 1 .*"
+                     r"\[playing as B; at ply 1 of pair 0's game with A black, seed 0\]$", out.stderr, re.M), out.stderr
+
+
 def test_hint_names_a_player_that_has_no_name(tmp_path):
     """A scoring player of your own without a name attribute (slots): named by its spec."""
     (tmp_path / "slotted.py").write_text(

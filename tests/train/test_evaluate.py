@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -525,3 +527,52 @@ def test_a_player_against_itself_is_named_apart():
     summary = result.summary()
     assert (summary["player_a"], summary["player_b"]) == ("race", "race #2")
     assert {result.records[0]["white"], result.records[0]["black"]} == {"race", "race #2"}
+
+
+def test_a_failing_player_is_named_with_where_in_the_match_it_failed():
+    """The exception says the side, pair, game and ply of the bad choice; the player's own
+    exception stays its cause."""
+    from nardy_env.players import PlayerFailed
+
+    def late(states, found, rng):  # plays, then answers out of range at the fourth ply
+        picks = np.zeros(len(states), dtype=np.int64)
+        if late.calls == 6:  # A and B each move once per ply: A's fourth move
+            picks[2] = 999
+        late.calls += 1
+        return picks
+
+    late.calls = 0
+    with pytest.raises(PlayerFailed, match=r"player 'late' chose afterstate 999 of position 2, which has \d+ "
+                                           r".*\[playing as A; at ply \d of pair \d's game with A (white|black), "
+                                           r"seed 5\]$") as caught:
+        evaluate(late, "race", games=8, seed=5, workers=1)
+    assert caught.value.position == 2
+
+    def boom(states, found, rng):
+        raise ZeroDivisionError("no")
+
+    with pytest.raises(PlayerFailed, match=r"player 'boom' raised ZeroDivisionError: no \(file \".*test_evaluate.py\", "
+                                           r"line \d+, in boom\) \[playing as B; .* and 1 other game, seed 0\]") as caught:
+        evaluate("race", boom, games=4, workers=1)
+    assert isinstance(caught.value.__cause__, ZeroDivisionError)
+
+
+def test_more_workers_than_cpus_is_said_before_the_match_starts(monkeypatch):
+    import train.evaluate as ev
+
+    class Stop(Exception):
+        pass
+
+    def no_pool(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(ev, "available_cpus", lambda: 2)
+    monkeypatch.setattr(ev, "ProcessPoolExecutor", no_pool)
+    with pytest.warns(UserWarning, match="workers=3 is more than the 2 CPUs here: the match plays the same"), \
+            pytest.raises(Stop):
+        evaluate("race", "random", games=600, workers=3, chunk_pairs=100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as many as the CPUs, or more than the chunks need: nothing said
+        for workers, games in ((2, 600), (3, 400)):
+            with pytest.raises(Stop):
+                evaluate("race", "random", games=games, workers=workers, chunk_pairs=100)
