@@ -4,9 +4,11 @@ Outcomes, from the view of the side that has just moved ("me"), in this order:
 ``[I win single, I win mars, I lose single, I lose mars]``. Equity is derived
 from them: ``win + 2 * win_mars - lose - 2 * lose_mars`` (cubeless points).
 
-The feature encoding runs inside the module (``RawFeatures``) so the network,
-its ONNX export and the numpy reference (``nardy_env.encoding.features``) all
-start from the same 50-number raw layout of FORMATS.md.
+The feature encoding runs inside the module (``RawFeatures``) so the network
+and its ONNX export start from the same 50-number raw layout of FORMATS.md.
+``nardy_env.encoding.features`` computes the same features (bit for bit, in
+float32) compiled, several times faster for self-play's large batches; the
+network takes them precomputed (``forward(raw, features)``) where they are.
 
 The probabilities also respect what the position itself settles
 (``known_outcomes``): a position where I have borne off all 15 is a win for
@@ -145,19 +147,33 @@ class TDNetwork(nn.Module):
 
     equity_weights: torch.Tensor
 
-    def logits(self, raw: torch.Tensor) -> torch.Tensor:
-        """Unnormalised outcome scores (the training loss works on these)."""
+    def logits(self, raw: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        """Unnormalised outcome scores (the training loss works on these).
+
+        ``features``: the same positions' features, ``nardy_env.encoding.features(raw)``, when
+        they are at hand; equal bit for bit to what the graph computes (``RawFeatures``) in
+        float32, and several times cheaper to compute that way for the large batches of
+        self-play. A network in another precision (``.double()``) computes its own from ``raw``.
+        """
         if not isinstance(raw, torch.Tensor) or raw.dim() != 2 or raw.shape[1] != RAW_SIZE:
             shape = list(raw.shape) if hasattr(raw, "shape") else type(raw).__name__
             raise ValueError(f"the network takes raw positions, a float tensor [N, {RAW_SIZE}] "
                              f"(nardy_env.encoding.raw_positions), got {shape}")
         dtype = self.equity_weights.dtype  # the weights' (float32, or what .double() made them)
+        if features is not None and (not isinstance(features, torch.Tensor)
+                                     or features.shape != (raw.shape[0], NUM_FEATURES)):
+            shape = list(features.shape) if hasattr(features, "shape") else type(features).__name__
+            raise ValueError(f"features must be a float tensor [N, {NUM_FEATURES}] for the N = {raw.shape[0]} "
+                             f"positions (nardy_env.encoding.features of them), got {shape}")
+        if features is not None and features.dtype == dtype == torch.float32:
+            return self.body(features)
         if raw.dtype != dtype:  # float64 or uint8 positions: as the weights are
             raw = raw.to(dtype)
         return self.body(self.features(raw))
 
-    def forward(self, raw: torch.Tensor) -> torch.Tensor:
-        return known_outcomes(raw, torch.softmax(self.logits(raw), dim=-1))
+    def forward(self, raw: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
+        """Outcome probabilities of raw positions ``[N, 50]`` (``features``: see ``logits``)."""
+        return known_outcomes(raw, torch.softmax(self.logits(raw, features), dim=-1))
 
     def equity(self, outcomes: torch.Tensor) -> torch.Tensor:
         """Cubeless equity of outcome probabilities (the exported graph computes it by this

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from nardy_env import Rules
-from nardy_env.encoding import FEATURES_VERSION
+from nardy_env.encoding import FEATURES_VERSION, features
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import checked_raw
@@ -46,21 +46,23 @@ class TorchEvaluator:
         it changes what this evaluator says. Pass ``copy.deepcopy(network)`` to freeze it."""
         self.network = network.eval()
 
-    def _input(self, raw: np.ndarray) -> torch.Tensor:
-        """Checked as the exported policy checks them (agents.common.checked_raw)."""
+    def _input(self, raw: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """Raw positions checked as the exported policy checks them (agents.common.checked_raw),
+        and their features (computed in numpy: the graph's numbers, sooner)."""
         raw = checked_raw(raw)
         x = torch.from_numpy(raw if raw.flags.writeable else raw.copy())  # torch warns on read-only arrays
+        f = torch.from_numpy(features(raw))
         device = next(self.network.parameters()).device
-        return x if device.type == "cpu" else x.to(device)  # a network on a GPU scores there
+        return (x, f) if device.type == "cpu" else (x.to(device), f.to(device))  # a network on a GPU scores there
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
-            return self.network(self._input(raw)).float().cpu().numpy()
+            return self.network(*self._input(raw)).float().cpu().numpy()
 
     def equity(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``)."""
         with torch.inference_mode():
-            return self.network.equity(self.network(self._input(raw))).float().cpu().numpy()
+            return self.network.equity(self.network(*self._input(raw))).float().cpu().numpy()
 
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike = DEFAULT_RULES,

@@ -32,9 +32,25 @@ def _cache_probe():  # pragma: no cover - never called; numba places a cache by 
     return 0
 
 
+_decided: list[tuple[bool, str | None]] = []  # the answer and the temp folder, found once per process
+
+
 def numba_cache() -> bool:
     """Whether the core's functions may be compiled with ``cache=True`` (see above). When the
-    temp folder is used, numba's ``CACHE_DIR`` points there until ``numba_cache_placed()``."""
+    temp folder is used, numba's ``CACHE_DIR`` points there until ``numba_cache_placed()``.
+    Found once per process (each module with compiled functions asks; the warning is said once)."""
+    if _decided:
+        usable, folder = _decided[0]
+        if folder is not None:
+            _saved_cache_dir.append(nb.config.CACHE_DIR)  # type: ignore[attr-defined]
+            nb.config.CACHE_DIR = folder  # type: ignore[attr-defined]
+        return usable
+    usable = _find_numba_cache()
+    _decided.append((usable, nb.config.CACHE_DIR if _saved_cache_dir else None))  # type: ignore[attr-defined]
+    return usable
+
+
+def _find_numba_cache() -> bool:
     try:
         nb.njit(cache=True)(_cache_probe)
         return True

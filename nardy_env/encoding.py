@@ -20,9 +20,12 @@ Features, version ``nardy-features/1`` (per side, mine first, then the opponent'
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
+import numpy.typing as npt
 
-from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError
+from ._runtime import from_numba_cache, numba_cache, numba_cache_placed, without_numba_cache
+from .core import HALF, HOME_SIZE, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError
 
 __all__ = ["RAW_SIZE", "FEATURES_VERSION", "NUM_FEATURES", "raw_positions", "features"]
 
@@ -34,6 +37,8 @@ _PER_SIDE = NUM_POINTS * 4 + 6
 NUM_FEATURES = 2 * _PER_SIDE
 """Length of a feature vector (204)."""
 _START_PIPS = 360.0
+_OFF_RAW = 2 * NUM_POINTS
+"""Index of the mover's borne-off count in the raw layout (the opponent's follows it)."""
 
 
 def raw_positions(states: np.ndarray) -> np.ndarray:
@@ -53,46 +58,73 @@ def raw_positions(states: np.ndarray) -> np.ndarray:
     return raw
 
 
-def _side_features(counts: np.ndarray, off: np.ndarray, other_held_route: np.ndarray) -> list[np.ndarray]:
-    """Features of one side from its counts on its personal points 1..24."""
-    units = np.stack([
-        (counts >= 1).astype(np.float32),
-        (counts >= 2).astype(np.float32),
-        (counts >= 3).astype(np.float32),
-        np.maximum(counts - 3, 0) / 2,
-    ], axis=-1).reshape(counts.shape[:-1] + (NUM_POINTS * 4,))
-    personal = np.arange(1, NUM_POINTS + 1, dtype=np.float32)
-    pips = counts @ personal
-    home = counts[..., :6].sum(-1)
-    # Longest run of this side's held points along the other side's route.
-    run = np.zeros(counts.shape[:-1], dtype=np.float32)
-    best = np.zeros_like(run)
-    for k in range(NUM_POINTS):
-        run = (run + 1) * other_held_route[..., k]
-        best = np.maximum(best, run)
-    return [
-        units,
-        (off / NUM_CHECKERS)[..., None],
-        (pips / _START_PIPS)[..., None],
-        (counts[..., NUM_POINTS - 1] / NUM_CHECKERS)[..., None],
-        (home / NUM_CHECKERS)[..., None],
-        (np.minimum(best, 6) / 6)[..., None],
-        ((home + off) == NUM_CHECKERS).astype(np.float32)[..., None],
-    ]
+_CACHE = numba_cache()  # as the rules core's (nardy_env/_runtime.py)
 
 
-def features(raw: np.ndarray) -> np.ndarray:
+@nb.njit(cache=_CACHE, nogil=True)
+def _encode(raw):
+    """``features`` of float32 ``[N, RAW_SIZE]`` rows, compiled: one pass over each row.
+
+    Exactly the features listed above, bit for bit as ``agents.network.RawFeatures``
+    computes them in the graph (every sum is of whole numbers, exact in float32,
+    then divided once), so a network scores the same either way.
+    """
+    n = raw.shape[0]
+    out = np.empty((n, NUM_FEATURES), dtype=np.float32)
+    zero = np.float32(0.0)
+    one = np.float32(1.0)
+    for row in range(n):
+        for side in range(2):
+            base = side * _PER_SIDE
+            first = side * NUM_POINTS  # this side's counts on its personal points 1..24
+            pips = zero
+            home = zero
+            for p in range(NUM_POINTS):
+                c = raw[row, first + p]
+                o = base + 4 * p
+                out[row, o] = one if c >= 1 else zero
+                out[row, o + 1] = one if c >= 2 else zero
+                out[row, o + 2] = one if c >= 3 else zero
+                out[row, o + 3] = max(c - np.float32(3.0), zero) / np.float32(2.0)
+                pips += c * np.float32(p + 1)
+                if p < HOME_SIZE:
+                    home += c
+            # Longest run of held points along the other side's route: this side's
+            # personal points 13..24, then 1..12.
+            run = 0
+            best = 0
+            for k in range(NUM_POINTS):
+                if raw[row, first + (k + HALF) % NUM_POINTS] > 0:
+                    run += 1
+                    best = max(best, run)
+                else:
+                    run = 0
+            off = raw[row, _OFF_RAW + side]
+            out[row, base + 96] = off / np.float32(NUM_CHECKERS)
+            out[row, base + 97] = pips / np.float32(_START_PIPS)
+            out[row, base + 98] = raw[row, first + NUM_POINTS - 1] / np.float32(NUM_CHECKERS)
+            out[row, base + 99] = home / np.float32(NUM_CHECKERS)
+            out[row, base + 100] = np.float32(min(best, 6)) / np.float32(6.0)
+            out[row, base + 101] = one if home + off == np.float32(NUM_CHECKERS) else zero
+    return out
+
+
+numba_cache_placed()
+
+
+def features(raw: npt.ArrayLike) -> np.ndarray:
     """Raw layout ``[..., 50]`` -> float32 features ``[..., NUM_FEATURES]`` (version above)."""
     raw = np.asarray(raw, dtype=np.float32)
     if raw.shape[-1:] != (RAW_SIZE,):
         raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
                          f"{list(raw.shape)}")
-    mine = raw[..., :NUM_POINTS]
-    theirs = raw[..., NUM_POINTS:2 * NUM_POINTS]
-    # My points in the opponent's route order are my personal 13..24 then 1..12,
-    # i.e. the opponent's personal 1..24; and symmetrically for the opponent.
-    mine_on_their_route = np.roll(mine > 0, -HALF, axis=-1).astype(np.float32)
-    theirs_on_my_route = np.roll(theirs > 0, -HALF, axis=-1).astype(np.float32)
-    parts = _side_features(mine, raw[..., 48], mine_on_their_route)
-    parts += _side_features(theirs, raw[..., 49], theirs_on_my_route)
-    return np.concatenate(parts, axis=-1).astype(np.float32)
+    flat = np.require(raw.reshape(-1, RAW_SIZE), np.float32, ["C", "W"])  # one array type: one compiled version
+    try:
+        out = _encode(flat)
+    except Exception as exc:
+        if not from_numba_cache(exc):
+            raise
+        where = getattr(getattr(_encode, "_cache", None), "_cache_path", "numba's cache folder")
+        without_numba_cache(exc, [_encode], where)
+        out = _encode(flat)
+    return out.reshape(raw.shape[:-1] + (NUM_FEATURES,))

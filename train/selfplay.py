@@ -29,7 +29,7 @@ from agents.network import TDNetwork
 from agents.search import EQUITY
 from nardy_env import Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
-from nardy_env.encoding import raw_positions
+from nardy_env.encoding import features, raw_positions
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.rules import RulesLike
 
@@ -92,8 +92,9 @@ class SelfPlayWorker:
         self.network.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in weights.items()})
 
     def _outcomes(self, states: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            return self.network(torch.from_numpy(raw_positions(states))).numpy()
+        raw = raw_positions(states)
+        with torch.inference_mode():  # the features computed in numpy: the same numbers, sooner
+            return self.network(torch.from_numpy(raw), torch.from_numpy(features(raw))).numpy()
 
     def play(self, weights: dict[str, np.ndarray] | None, games: int, seed: int, epsilon: float,
              lam: float) -> dict[str, Any]:

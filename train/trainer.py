@@ -44,6 +44,7 @@ from agents.network import TDNetwork
 from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
 from nardy_env import Rules, RulesError
+from nardy_env.encoding import features
 from nardy_env.players import load_player
 from train import runlock
 from train.config import ConfigError, TrainConfig
@@ -556,7 +557,8 @@ class Trainer:
         total = entropy = 0.0
         for _ in range(steps):
             x, y = self.replay.sample(self.rng, self.config.batch_size)
-            logits = self.network.logits(torch.from_numpy(x.astype(np.float32)))
+            raw = x.astype(np.float32)
+            logits = self.network.logits(torch.from_numpy(raw), torch.from_numpy(features(raw)))
             loss = -(torch.from_numpy(y) * torch.log_softmax(logits, dim=-1)).sum(-1).mean()
             if not bool(torch.isfinite(loss)):
                 raise self._diverged(f"the loss is {loss.item()}")

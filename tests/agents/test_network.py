@@ -11,6 +11,7 @@ from agents.td import CheckpointError, load_checkpoint, save_checkpoint, td_play
 from nardy_env import Rules, flip, initial_states, legal_afterstates
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, features, raw_positions
 from nardy_env.game import roll_dice
+from tests.reference_features import features as reference_features
 
 
 def _positions(n: int = 2000) -> np.ndarray:
@@ -29,12 +30,39 @@ def _positions(n: int = 2000) -> np.ndarray:
     return np.concatenate(out)[:n]
 
 
-def test_torch_features_equal_the_numpy_reference():
-    raw = raw_positions(_positions())
+def test_compiled_and_in_graph_features_equal_the_plain_reference_bit_for_bit():
+    """nardy_env.encoding.features (compiled), RawFeatures (in the graph, so in the export) and
+    the plain numpy reference give the same float32 bits, on positions from random games and
+    on every count 0..15 at every point (the units' edges)."""
+    raw = raw_positions(_positions(20000))
+    counts = np.zeros((16, 50), dtype=np.float32)
+    for c in range(16):
+        counts[c, [c % 24, 24 + (c * 5) % 24]] = c  # one stack of c on each side
+        counts[c, 48], counts[c, 49] = 15 - c, c
+    raw = np.concatenate([raw, counts])
+    want = reference_features(raw)
     with torch.no_grad():
-        got = TDNetwork().features(torch.from_numpy(raw)).numpy()
-    assert got.shape == (raw.shape[0], NUM_FEATURES)
-    assert np.array_equal(got, features(raw))
+        in_graph = TDNetwork().features(torch.from_numpy(raw)).numpy()
+    compiled = features(raw)
+    assert compiled.shape == in_graph.shape == (raw.shape[0], NUM_FEATURES) and compiled.dtype == np.float32
+    assert np.array_equal(compiled.view(np.int32), want.view(np.int32))
+    assert np.array_equal(in_graph.view(np.int32), want.view(np.int32))
+    # Any leading shape, any float or integer input; a single position too.
+    assert np.array_equal(features(raw[:6].reshape(2, 3, 50)), compiled[:6].reshape(2, 3, NUM_FEATURES))
+    assert np.array_equal(features(raw[:5].astype(np.uint8)), compiled[:5])
+    assert np.array_equal(features(raw[7]), compiled[7])
+    assert features(raw[:0]).shape == (0, NUM_FEATURES)
+
+
+def test_a_network_given_the_features_scores_as_from_raw_positions():
+    net = TDNetwork((16, 8))
+    raw = raw_positions(_positions(500))
+    x = torch.from_numpy(raw)
+    with torch.no_grad():
+        assert torch.equal(net(x, torch.from_numpy(features(raw))), net(x))
+        assert torch.equal(net.double().logits(x, torch.from_numpy(features(raw))), net.logits(x))
+    with pytest.raises(ValueError, match=r"features must be a float tensor \[N, 204\] for the N = 500 positions"):
+        net(x, torch.from_numpy(features(raw[:-1])))
 
 
 def test_outputs_are_probabilities_and_equity_is_derived():

@@ -32,6 +32,8 @@ warnings.simplefilter("always")
 import numpy as np
 from nardy_env import initial_states, legal_afterstates
 print(legal_afterstates(initial_states(2), np.array([[6, 5], [3, 3]])).counts().tolist())
+from nardy_env.encoding import features, raw_positions  # compiled too, with the same cache
+print("features", features(raw_positions(initial_states(1)))[0, [95, 98]].tolist())
 from numba.core import config
 print("CACHE_DIR", repr(config.CACHE_DIR))  # given back: other libraries' caches stay where they were
 """
@@ -51,7 +53,8 @@ def test_without_a_writable_cache_location_the_cache_goes_to_the_temp_folder_and
     assert out.stdout.splitlines()[0] == "[1, 2]"
     folder = next(tmp_path.glob("nardy-numba-cache-*"))
     assert f"the compiled rules core is kept in {folder}" in out.stderr
-    assert out.stdout.splitlines()[1] == "CACHE_DIR ''"
+    assert out.stdout.splitlines()[1:] == ["features [6.0, 1.0]", "CACHE_DIR ''"]
+    assert out.stderr.count("is kept in") == 1  # the encoding's compiled code is kept there too, unsaid
     indexes = list(folder.rglob("*.nbi"))
     assert indexes  # the cache was written there
     for index in indexes:  # damaged: cut short
@@ -64,13 +67,13 @@ def test_without_a_writable_cache_location_the_cache_goes_to_the_temp_folder_and
 
 def test_with_nowhere_to_write_the_core_is_compiled_without_a_cache(tmp_path):
     out = _run("nowhere", tmp_path)
-    assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
-    assert "compiled in every process" in out.stderr and "NUMBA_CACHE_DIR" in out.stderr
+    assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
+    assert out.stderr.count("compiled in every process") == 1 and "NUMBA_CACHE_DIR" in out.stderr
 
 
 def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):
     out = _run("disk-full", tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
+    assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
     assert "OSError: [Errno 28] No space left on device" in out.stderr and "compiling without it" in out.stderr
 
 
