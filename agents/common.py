@@ -19,15 +19,15 @@ EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
 
 def checked_raw(raw: np.ndarray) -> np.ndarray:
     """``raw`` as float32 ``[N, 50]`` (C order) for an evaluator, or ValueError saying what is wrong:
-    the 50 numbers of docs/policy.md are checker counts, and a network would score anything else
-    (a negative count, a NaN) as if it meant something."""
+    the 50 numbers of docs/policy.md are checker counts, whole numbers 0..15, and a network would
+    score anything else (a negative or fractional count, a NaN) as if it meant something."""
     raw = np.ascontiguousarray(raw, dtype=np.float32)
     if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
         raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
-    fine = (raw >= 0) & (raw <= NUM_CHECKERS)  # NaN fails this too
+    fine = (raw >= 0) & (raw <= NUM_CHECKERS) & (raw == np.floor(raw))  # NaN fails this too
     if not fine.all():
-        raise ValueError(f"positions are checker counts 0..{NUM_CHECKERS} (docs/policy.md's 50 numbers); "
-                         f"row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")
+        raise ValueError(f"positions are checker counts, whole numbers 0..{NUM_CHECKERS} (docs/policy.md's 50 "
+                         f"numbers); row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")
     return raw
 
 

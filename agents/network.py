@@ -7,7 +7,7 @@ from them: ``win + 2 * win_mars - lose - 2 * lose_mars`` (cubeless points).
 The feature encoding runs inside the module (``RawFeatures``) so the network
 and its ONNX export start from the same 50-number raw layout of FORMATS.md.
 ``nardy_env.encoding.features`` computes the same features (bit for bit, in
-float32) compiled, several times faster for self-play's large batches; the
+float32 on the CPU, for whole checker counts, the only valid input) compiled, several times faster for self-play's large batches; the
 network takes them precomputed (``forward(raw, features)``) where they are.
 
 The probabilities also respect what the position itself settles
@@ -152,7 +152,7 @@ class TDNetwork(nn.Module):
 
         ``features``: the same positions' features, ``nardy_env.encoding.features(raw)``, when
         they are at hand; equal bit for bit to what the graph computes (``RawFeatures``) in
-        float32, and several times cheaper to compute that way for the large batches of
+        float32 on the CPU for whole checker counts, and several times cheaper to compute that way for the large batches of
         self-play. A network in another precision (``.double()``) computes its own from ``raw``.
         """
         if not isinstance(raw, torch.Tensor) or raw.dim() != 2 or raw.shape[1] != RAW_SIZE:

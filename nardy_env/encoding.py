@@ -66,8 +66,9 @@ def _encode(raw):
     """``features`` of float32 ``[N, RAW_SIZE]`` rows, compiled: one pass over each row.
 
     Exactly the features listed above, bit for bit as ``agents.network.RawFeatures``
-    computes them in the graph (every sum is of whole numbers, exact in float32,
-    then divided once), so a network scores the same either way.
+    computes them in the graph on the CPU for whole checker counts (every sum is of
+    whole numbers, exact in float32, then divided once), so a network scores the
+    same either way.
     """
     n = raw.shape[0]
     out = np.empty((n, NUM_FEATURES), dtype=np.float32)

@@ -22,7 +22,7 @@ import re
 import sysconfig
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
@@ -77,16 +77,28 @@ class PlayerNotFound(LookupError):
 
 class PlayerFailed(ValueError):
     """A player that answered with something other than one legal index per position (raised by
-    ``choose_indices``), or, in a match, one whose ``choose`` raised (``raised``; the original
-    exception is the ``__cause__``). ``position``: the index of the position whose choice was
-    wrong, when one was."""
+    ``choose_indices``), or, in a match, one whose own code raised (``of``; the original
+    exception is the ``__cause__`` in the process that played, and named in the message).
+    ``position``: the index of the position whose choice was wrong, when one was."""
 
     position: int | None = None
 
     @classmethod
-    def raised(cls, player: Any, exc: BaseException) -> PlayerFailed:
-        """The failure of ``player`` whose ``choose`` raised ``exc``: the message names the
-        player, the exception and the line of the player's code that raised it."""
+    def of(cls, player: Any, exc: BaseException) -> PlayerFailed | None:
+        """The failure of ``player``, whose ``choose`` raised ``exc``, naming the player, the
+        exception and the line of the player's code that raised it; None when ``exc`` is not the
+        player's to answer for: an interruption (Ctrl-C inside compiled code comes out as an
+        error caused by it) or a failure of one of nardy's own players (a bug of nardy's, to be
+        shown with its traceback)."""
+        cause: BaseException | None = exc
+        seen: set[int] = set()
+        while cause is not None and id(cause) not in seen:
+            if not isinstance(cause, Exception):  # KeyboardInterrupt, SIGTERM's exception
+                return None
+            seen.add(id(cause))
+            cause = cause.__cause__ or cause.__context__
+        if _is_nardys(type(player)) and not getattr(player, "runs_your_code", False):
+            return None
         return cls(f"player {player_name(player, type(player).__name__)!r} raised {type(exc).__name__}: {exc} "
                    f"({_where(exc)})")
 
@@ -149,15 +161,35 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     return found.offsets[:-1] + picks
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("nardy_env", "agents", "train"))
+"""The folders of nardy's packages (this layer names the others' folders, never imports them)."""
+
+
+def _is_nardys(cls: type) -> bool:
+    """Whether ``cls`` is one of nardy's own (a bot, a network player), defined in its packages."""
+    return cls.__module__.split(".")[0] in ("nardy_env", "agents", "train")
+
+
 def _where(exc: BaseException) -> str:
-    """Where ``exc`` was raised, as a traceback names it: the innermost line outside Python's
-    own library and installed packages (the player's code), else the innermost line."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    """Where the player's code raised ``exc``, as a traceback names it: of the lines inside the
+    player's ``choose`` (after ``choose_indices``' own), the innermost outside nardy's packages
+    and Python's own library, preferring one outside the installed packages too (the player's
+    file over numpy's), else the innermost line."""
+    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
+    inside = [i for i, f in enumerate(frames) if f.filename == __file__]
+    frames = frames[inside[-1] + 1:] if inside else frames
     if not frames:
-        return "raised by choose_indices"
-    libraries = {os.path.realpath(sysconfig.get_path(k)) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-    own = [f for f in frames if not any(os.path.realpath(f.filename).startswith(lib + os.sep) for lib in libraries)]
-    frame = (own or frames)[-1]
+        return "raised by the call itself"
+    libraries = [os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("stdlib", "platstdlib")]
+    installed = [os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("purelib", "platlib")]
+
+    def under(frame: traceback.FrameSummary, folders: Sequence[str]) -> bool:
+        return os.path.realpath(frame.filename).startswith(tuple(folders))
+
+    theirs = [f for f in frames if not under(f, [*libraries, *_NARDYS])]
+    own = [f for f in theirs if not under(f, installed)]
+    frame = (own or theirs or frames)[-1]
     return f'file "{frame.filename}", line {frame.lineno}, in {frame.name}'
 
 
@@ -207,6 +239,8 @@ def shadowed(exc: BaseException) -> bool:
 
 class FunctionPlayer:
     """A plain function ``f(states, found, rng) -> indices`` as a Player."""
+
+    runs_your_code = True  # its failures are the function's (PlayerFailed.of)
 
     def __init__(self, fn: Any) -> None:
         self._fn = fn

@@ -128,7 +128,9 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
                 try:
                     chosen = choose_indices(player, states[games_now], sub, rng, colors, dice[games_now])
                 except Exception as exc:  # say which player failed, and where in the match
-                    failed = exc if isinstance(exc, PlayerFailed) else PlayerFailed.raised(player, exc)
+                    failed = exc if isinstance(exc, PlayerFailed) else PlayerFailed.of(player, exc)
+                    if failed is None:  # an interruption, or a bug of nardy's own: as it is
+                        raise
                     raise _in_match(failed, role, games_now, pair_array[pair_of], a_is_white, plies, seed) from exc
                 picks[idx] = found.offsets[idx] + (chosen - sub.offsets[:-1])
         after = found.states[picks]

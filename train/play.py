@@ -514,7 +514,10 @@ class _Session:
                 except PlayerFailed:
                     raise
                 except Exception as exc:  # the opponent's own code: named in one line by the CLI
-                    raise PlayerFailed.raised(self.opponent, exc) from exc
+                    failed = PlayerFailed.of(self.opponent, exc)
+                    if failed is None:  # an interruption, or a bug of nardy's own: as it is
+                        raise
+                    raise failed from exc
                 after = found.states[k]
                 n = int(found.num_moves[k])
                 moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))

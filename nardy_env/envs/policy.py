@@ -49,6 +49,8 @@ class CheckerPolicy:
     match's or the env's, so that its games follow the seed.
     """
 
+    runs_your_code = True  # its failures are the policy's (PlayerFailed.of)
+
     lists_moves = True
     """Its moves are listed under its ``rules``: ``load_player`` refuses it for a game under others."""
 

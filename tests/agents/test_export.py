@@ -317,8 +317,9 @@ def test_toy_model_with_the_contract_loads(exported, tmp_path):
     assert pickle.loads(pickle.dumps(player.evaluator)).where == copy.deepcopy(player.evaluator).where == str(
         folder / ONNX_FILE)
     assert player.evaluator.outcomes(np.zeros((3, 50), np.float32)).shape == (3, 4)
-    for bad in (np.full((2, 50), np.nan), np.array([[None] * 50]), -np.ones((1, 50)), np.full((1, 50), 16.0)):
-        with pytest.raises(ValueError, match="positions are checker counts 0..15"):
+    for bad in (np.full((2, 50), np.nan), np.array([[None] * 50]), -np.ones((1, 50)), np.full((1, 50), 16.0),
+                np.full((1, 50), 2.5)):
+        with pytest.raises(ValueError, match="positions are checker counts, whole numbers 0..15"):
             player.evaluator.run(bad)
 
 

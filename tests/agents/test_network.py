@@ -294,9 +294,9 @@ def test_the_torch_evaluator_refuses_what_the_exported_policy_refuses():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # torch warned about a non-writable array
         assert np.array_equal(evaluator.outcomes(frozen), evaluator.outcomes(raw))
-    for bad in (np.full((2, 50), np.nan), -np.ones((1, 50)), np.full((1, 50), 16.0)):  # once scored all the same
+    for bad in (np.full((2, 50), np.nan), -np.ones((1, 50)), np.full((1, 50), 16.0), np.full((1, 50), 0.5)):  # once scored
         for score in (evaluator.outcomes, evaluator.equity):
-            with pytest.raises(ValueError, match="positions are checker counts 0..15"):
+            with pytest.raises(ValueError, match="positions are checker counts, whole numbers 0..15"):
                 score(bad)
     with pytest.raises(ValueError, match=r"positions must have shape \[N, 50\]"):
         evaluator.equity(np.zeros(50))

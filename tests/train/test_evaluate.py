@@ -576,3 +576,45 @@ def test_more_workers_than_cpus_is_said_before_the_match_starts(monkeypatch):
         for workers, games in ((2, 600), (3, 400)):
             with pytest.raises(Stop):
                 evaluate("race", "random", games=games, workers=workers, chunk_pairs=100)
+
+
+def test_an_interruption_or_a_bug_of_nardys_own_player_is_not_blamed_on_the_player(monkeypatch):
+    """Ctrl-C inside compiled code surfaces as an error caused by the KeyboardInterrupt: it stays
+    that (the CLI turns it into 'interrupted'); a nardy bot's failure keeps its traceback."""
+    def interrupted(states, found, rng):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as stop:
+            raise SystemError("<built-in function _generate> returned a result with an exception set") from stop
+
+    with pytest.raises(SystemError, match="returned a result with an exception set"):
+        evaluate(interrupted, "race", games=2, workers=1)
+
+    def broken(self, states, found, rng, colors=None):
+        raise IndexError("a bug of nardy's")
+
+    monkeypatch.setattr(RaceBot, "choose", broken)
+    with pytest.raises(IndexError, match="a bug of nardy's"):
+        evaluate("race", "random", games=2, workers=1)
+
+
+def test_the_line_named_is_the_players_even_when_it_is_installed(monkeypatch, tmp_path):
+    """A plugin's player lives among the installed packages: its line is named, not nardy's."""
+    import importlib
+    import sys
+    import sysconfig
+
+    (tmp_path / "installed_player.py").write_text(
+        "import numpy as np\n\n\nclass Broken:\n    def choose(self, states, found, rng):\n"
+        "        return np.asarray([1, 2])[{}['nothing']]\n")
+    real = sysconfig.get_path
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, *a, **k: str(tmp_path) if name in ("purelib", "platlib")
+                        else real(name, *a, **k))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("installed_player")
+    try:
+        with pytest.raises(Exception, match=r"player 'Broken' raised KeyError: 'nothing' \(file \".*installed_player.py\", "
+                                            r"line 6, in choose\)"):
+            evaluate(module.Broken(), "race", games=2, workers=1)
+    finally:
+        sys.modules.pop("installed_player", None)
