@@ -22,6 +22,7 @@ strictly less.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import torch
@@ -36,6 +37,17 @@ __all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS", "known_outc
 
 
 _POINTS = 24
+
+
+def _one_thread_after_fork() -> None:
+    """torch's CPU threads (OpenMP) do not survive fork: in a child forked from a process whose
+    network has run, the first forward pass would wait for them forever. With one thread it
+    needs none (a server's forked workers, a ``fork`` multiprocessing pool)."""
+    torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_one_thread_after_fork)
 _NEVER_CERTAIN = 1.0 - 2.0**-20
 """The most probability an unfinished position gives its best outcome (``known_outcomes``)."""
 _CHECKERS = 15.0

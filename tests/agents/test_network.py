@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -374,3 +378,17 @@ def test_a_checkpoint_that_would_take_hours_to_unpickle_is_refused_before_unpick
     bomb = _with_shared_tuple_key(tmp_path, 60)  # 2**60 hashes: never finished
     with pytest.raises(CheckpointError, match="unfolds into more than"):
         load_checkpoint(bomb)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_child_forked_after_the_network_ran_can_run_it(tmp_path):
+    """torch's threads do not survive fork: without one thread in the child, its first forward
+    pass waits forever (a server forking workers after loading its bot)."""
+    script = tmp_path / "fork.py"
+    script.write_text(
+        "import os, torch\nfrom agents.network import TDNetwork\ntorch.set_num_threads(2)\nnet = TDNetwork()\n"
+        "x = torch.zeros(3000, 50)\nwith torch.inference_mode():\n    net(x)\npid = os.fork()\nif pid == 0:\n"
+        "    with torch.inference_mode():\n        net(x)\n    os._exit(0)\n"
+        "print('child', os.waitpid(pid, 0)[1], 'parent threads', torch.get_num_threads())\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["child", "0", "parent", "threads", "2"], out.stderr
