@@ -42,7 +42,8 @@ _POINTS = 24
 def _one_thread_after_fork() -> None:
     """torch's CPU threads (OpenMP) do not survive fork: in a child forked from a process whose
     network has run, the first forward pass would wait for them forever. With one thread it
-    needs none (a server's forked workers, a ``fork`` multiprocessing pool)."""
+    needs none (a server's forked workers, a ``fork`` multiprocessing pool). Registered on
+    import, so every child forked after that gets one thread."""
     torch.set_num_threads(1)
 
 

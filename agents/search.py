@@ -72,6 +72,11 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class SearchPlayer:
     """Plays the afterstate with the highest n-ply equity."""
 
+    runs_your_code = True
+    """What fails inside it is the network it was given (a checkpoint's weights, an exported graph,
+    your evaluator) as much as nardy's search: a failure mid-match names it in one line
+    (``nardy_env.players.PlayerFailed``), not as a bug of nardy's."""
+
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if not is_whole(ply):

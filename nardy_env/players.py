@@ -19,10 +19,11 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import sys
 import sysconfig
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
@@ -88,8 +89,9 @@ class PlayerFailed(ValueError):
         """The failure of ``player``, whose ``choose`` raised ``exc``, naming the player, the
         exception and the line of the player's code that raised it; None when ``exc`` is not the
         player's to answer for: an interruption (Ctrl-C inside compiled code comes out as an
-        error caused by it) or a failure of one of nardy's own players (a bug of nardy's, to be
-        shown with its traceback)."""
+        error caused by it) or a failure of one of nardy's bots (a bug of nardy's, to be shown
+        with its traceback). Players that run what they were given (a network's weights or
+        graph, your function or evaluator) say so with ``runs_your_code``."""
         cause: BaseException | None = exc
         seen: set[int] = set()
         while cause is not None and id(cause) not in seen:
@@ -100,7 +102,7 @@ class PlayerFailed(ValueError):
         if _is_nardys(type(player)) and not getattr(player, "runs_your_code", False):
             return None
         return cls(f"player {player_name(player, type(player).__name__)!r} raised {type(exc).__name__}: {exc} "
-                   f"({_where(exc)})")
+                   f"({_where(exc, player)})")
 
 
 class RandomPlayer:
@@ -161,35 +163,63 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     return found.offsets[:-1] + picks
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 _NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("nardy_env", "agents", "train"))
 """The folders of nardy's packages (this layer names the others' folders, never imports them)."""
 
 
+_PACKAGES = ("nardy_env", "agents", "train")
+
+
 def _is_nardys(cls: type) -> bool:
     """Whether ``cls`` is one of nardy's own (a bot, a network player), defined in its packages."""
-    return cls.__module__.split(".")[0] in ("nardy_env", "agents", "train")
+    return cls.__module__.split(".")[0] in _PACKAGES
 
 
-def _where(exc: BaseException) -> str:
+def _home(player: Any) -> str | None:
+    """Where the code a player runs for you lives (your class, or what a nardy player wraps: your
+    function, policy or evaluator): its top-level package's folder, or its module's file; None
+    for nardy's own code and code without a file."""
+    target = next((t for t in (getattr(player, name, None) for name in ("_fn", "policy", "evaluator"))
+                   if t is not None), player)
+    module = str(getattr(target, "__module__", None) or type(target).__module__)
+    if module.split(".")[0] in _PACKAGES:
+        return None
+    top = sys.modules.get(module.split(".")[0])
+    where = getattr(top, "__file__", None)
+    if not where:
+        return None
+    where = os.path.realpath(where)
+    return os.path.dirname(where) + os.sep if hasattr(top, "__path__") else where
+
+
+def _where(exc: BaseException, player: Any = None) -> str:
     """Where the player's code raised ``exc``, as a traceback names it: of the lines inside the
-    player's ``choose`` (after ``choose_indices``' own), the innermost outside nardy's packages
-    and Python's own library, preferring one outside the installed packages too (the player's
-    file over numpy's), else the innermost line."""
+    player's ``choose`` (after ``choose_indices``' own), the innermost in the player's own
+    module or package; else outside nardy, Python's own library and the installed packages;
+    else outside nardy and Python's library; else the innermost line."""
     frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
-    inside = [i for i, f in enumerate(frames) if f.filename == __file__]
-    frames = frames[inside[-1] + 1:] if inside else frames
+    first = next((i for i, f in enumerate(frames) if f.filename == __file__), None)
+    if first is not None:  # skip the caller and choose_indices (with FunctionPlayer.choose)
+        first = next((i for i in range(first, len(frames)) if frames[i].filename != __file__), len(frames))
+        frames = frames[first:]
     if not frames:
         return "raised by the call itself"
-    libraries = [os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("stdlib", "platstdlib")]
-    installed = [os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("purelib", "platlib")]
+    bases = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}  # a venv's own lib holds site-packages
+    library = tuple(os.path.realpath(sysconfig.get_paths(vars=bases)[k]) + os.sep for k in ("stdlib", "platstdlib"))
+    installed = tuple(os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("purelib", "platlib"))
+    home = _home(player) if player is not None else None
 
-    def under(frame: traceback.FrameSummary, folders: Sequence[str]) -> bool:
-        return os.path.realpath(frame.filename).startswith(tuple(folders))
+    def path(frame: traceback.FrameSummary) -> str:
+        return frame.filename if frame.filename.startswith("<") else os.path.realpath(frame.filename)
 
-    theirs = [f for f in frames if not under(f, [*libraries, *_NARDYS])]
-    own = [f for f in theirs if not under(f, installed)]
-    frame = (own or theirs or frames)[-1]
+    def python(frame: traceback.FrameSummary) -> bool:
+        return frame.filename.startswith("<frozen ") or path(frame).startswith(library)
+
+    theirs = [f for f in frames if not python(f) and not path(f).startswith(_NARDYS)]
+    picks = ([f for f in theirs if home and (path(f) == home or path(f).startswith(home))],
+             [f for f in theirs if not path(f).startswith(installed)], theirs, frames)
+    frame = next(p for p in picks if p)[-1]
     return f'file "{frame.filename}", line {frame.lineno}, in {frame.name}'
 
 

@@ -618,3 +618,29 @@ def test_the_line_named_is_the_players_even_when_it_is_installed(monkeypatch, tm
             evaluate(module.Broken(), "race", games=2, workers=1)
     finally:
         sys.modules.pop("installed_player", None)
+
+
+def test_the_line_named_is_the_players_own_whatever_it_called(tmp_path):
+    """Not a line of Python's library (a frozen module), nor of nardy's when the player called it,
+    and a network player's failure (its evaluator's) is the player's, not a bug of nardy's."""
+    import importlib
+    import sys
+
+    from agents.search import SearchPlayer
+    from nardy_env.players import PlayerFailed
+
+    (tmp_path / "calls_out.py").write_text(
+        "import os\nfrom nardy_env.players import load_player\n\n\n"
+        "def environ(states, found, rng):\n    return os.environ['NARDY_NO_SUCH_VARIABLE']\n\n\n"
+        "def typo(states, found, rng):\n    return load_player('heurstic').choose(states, found, rng)\n\n\n"
+        "class Broken:\n    def outcomes(self, raw):\n        raise RuntimeError('my evaluator')\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("calls_out")
+        for player, line, name in ((module.environ, 6, "environ"), (module.typo, 10, "typo"),
+                                   (SearchPlayer(module.Broken()), 15, "outcomes")):
+            with pytest.raises(PlayerFailed, match=rf"\(file \".*calls_out.py\", line {line}, in {name}\)"):
+                evaluate(player, "race", games=2, workers=1)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("calls_out", None)
