@@ -135,7 +135,8 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     version = info["features_version"]
     if version not in KNOWN_FEATURES_VERSIONS:
         raise PolicyError(f"{file} was exported with features {version!r}; this code knows "
-                          f"{list(KNOWN_FEATURES_VERSIONS)} (a newer export needs a newer nardy)")
+                          f"{list(KNOWN_FEATURES_VERSIONS)}: it comes from another version of nardy (play it "
+                          "with that version)")
     network = info["network"]
     if not isinstance(network, dict):
         raise PolicyError(f"{file}: 'network' must be an object")

@@ -1,4 +1,4 @@
-"""Write docs/cli.md: every ``nardy`` command's --help, as the installed parser prints it.
+"""Write docs/cli.md: every ``nardy`` command's --help, as this checkout's parser prints it.
 
     python tools/cli_reference.py            # rewrite docs/cli.md
     python tools/cli_reference.py --check    # exit 1 if docs/cli.md is out of date
@@ -54,7 +54,13 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def render() -> str:
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: fix it for a stable file
+    # This checkout's parser, for this checkout's docs/cli.md, whichever nardy the interpreter has
+    # installed (a second clone run with another clone's venv).
+    sys.path.insert(0, str(ROOT))
     from train.cli import build_parser
+
+    if not Path(sys.modules["train.cli"].__file__ or "").resolve().is_relative_to(ROOT):
+        raise SystemExit(f"tools/cli_reference.py: train.cli was already imported from elsewhere than {ROOT}")
 
     parser = build_parser()
     parts = [INTRO, "```text\n" + parser.format_help().rstrip() + "\n```\n"]

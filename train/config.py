@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from agents.bots import BOTS
 from agents.common import MAX_LAYERS, MAX_PARAMETERS, network_parameters
 from agents.files import write_atomic
 from agents.registry import split_ply
@@ -33,8 +34,8 @@ EVAL_RECORD_KEYS = ("games_trained", "time", "final", "seed", "rules", "nardy_ve
 """The keys of an eval.jsonl record besides its opponents' results (docs/training.md)."""
 MAX_LAYER = 65536
 """Largest hidden layer a config may ask for (a guard against typos like 1e9)."""
-EVAL_BOTS = ("random", "race", "heuristic")
-"""Players evaluated against by name; other entries must be paths of players."""
+EVAL_BOTS = ("random", *BOTS)
+"""Players evaluated against by name (every bot); other entries must be paths of players."""
 
 
 class ConfigError(ValueError):

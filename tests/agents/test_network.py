@@ -392,3 +392,34 @@ def test_a_child_forked_after_the_network_ran_can_run_it(tmp_path):
         "print('child', os.waitpid(pid, 0)[1], 'parent threads', torch.get_num_threads())\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["child", "0", "parent", "threads", "2"], out.stderr
+
+
+FEATURES_DIGEST = {"nardy-features/1": "600cd003e0de29caa4cac93ca68275f14a1720852c0ea0c459f37a599003f3d4"}
+"""SHA-256 of the features of the first 2,000 positions of ``_positions()``, per features version."""
+
+
+def test_features_that_change_change_their_version():
+    """Checkpoints and exports record FEATURES_VERSION and are refused under another; features
+    that changed under the same version would be read silently by every old network."""
+    import hashlib
+
+    digest = hashlib.sha256(features(raw_positions(_positions(2000))).tobytes()).hexdigest()
+    assert FEATURES_VERSION in FEATURES_DIGEST, f"record the digest of {FEATURES_VERSION}: {digest}"
+    assert digest == FEATURES_DIGEST[FEATURES_VERSION], (
+        f"the features changed under {FEATURES_VERSION}: give them a new FEATURES_VERSION (CONTRIBUTING, "
+        f"'A change of the features'), or undo the change; their digest is now {digest}")
+
+
+def test_the_shipped_checkpoint_and_its_export_agree():
+    """The shipped player is played from its export; its checkpoint, read with this code's
+    features, must score as the export does (a features change without a new export would not)."""
+    from agents.onnx_policy import load_policy
+    from agents.registry import SHIPPED_PLAYER
+    from agents.td import TorchEvaluator
+
+    if not (SHIPPED_PLAYER / "checkpoint.pt").is_file() or not (SHIPPED_PLAYER / "policy.onnx").is_file():
+        pytest.skip("no shipped player in this checkout")
+    raw = raw_positions(_positions(2000))
+    exported, _ = load_policy(SHIPPED_PLAYER)
+    torch_equity = TorchEvaluator(load_checkpoint(SHIPPED_PLAYER / "checkpoint.pt")[0]).equity(raw)
+    assert np.abs(exported.run(raw)[1] - torch_equity).max() < 1e-5

@@ -211,3 +211,33 @@ def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeyp
     with pytest.raises(PlayerNotFound, match="no file or folder checkpoints/default .*; the shipped player is "
                                              "named default from any folder"):
         load_player("checkpoints/default")
+
+
+def test_every_bot_is_named_wherever_the_bots_are_listed():
+    """A bot added to BOTS (CONTRIBUTING) is known by name to every command; the texts that list
+    the bots by name for people (help, errors, docs) must list it too."""
+    from pathlib import Path
+
+    from agents.bots import BOTS
+    from nardy_env.players import PlayerNotFound, load_player
+    from train.cli import build_parser
+    from train.config import EVAL_BOTS
+
+    names = ["random", *BOTS]
+    assert list(EVAL_BOTS) == names
+    root = Path(__file__).resolve().parents[2]
+    with pytest.raises(PlayerNotFound) as missing:
+        load_player("no-such-bot")
+    eval_help = next(a.help for a in build_parser()._subparsers._group_actions[0].choices["eval"]._actions
+                     if a.dest == "a")
+    texts = {
+        "the unknown-player error": str(missing.value),
+        "the players' --help": eval_help,
+        "tools/cli_reference.py's INTRO": (root / "tools" / "cli_reference.py").read_text(encoding="utf-8"),
+        "README.md": (root / "README.md").read_text(encoding="utf-8"),
+        "docs/agents.md": (root / "docs" / "agents.md").read_text(encoding="utf-8"),
+        "docs/environments.md": (root / "docs" / "environments.md").read_text(encoding="utf-8"),
+    }
+    for where, text in texts.items():
+        missing_names = [n for n in names if f"{n}" not in text]
+        assert not missing_names, f"{where} does not name the bots {missing_names}"
