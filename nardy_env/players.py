@@ -16,6 +16,7 @@ imports from the layers above it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
@@ -99,7 +100,8 @@ class PlayerFailed(ValueError):
                 return None
             seen.add(id(cause))
             cause = cause.__cause__ or cause.__context__
-        if _is_nardys(type(player)) and not getattr(player, "runs_your_code", False):
+        if _is_nardys(type(player)) and not (getattr(player, "runs_your_code", False)
+                                             and _not_nardys_fault(exc, player)):
             return None
         return cls(f"player {player_name(player, type(player).__name__)!r} raised {type(exc).__name__}: {exc} "
                    f"({_where(exc, player)})")
@@ -169,6 +171,7 @@ _NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("nardy_env
 
 
 _PACKAGES = ("nardy_env", "agents", "train")
+_FILE_MODULE = "_nardy_player_"  # the modules of FILE.py:NAME players (load_player)
 
 
 def _is_nardys(cls: type) -> bool:
@@ -177,11 +180,16 @@ def _is_nardys(cls: type) -> bool:
 
 
 def _home(player: Any) -> str | None:
-    """Where the code a player runs for you lives (your class, or what a nardy player wraps: your
-    function, policy or evaluator): its top-level package's folder, or its module's file; None
-    for nardy's own code and code without a file."""
-    target = next((t for t in (getattr(player, name, None) for name in ("_fn", "policy", "evaluator"))
-                   if t is not None), player)
+    """Where the code a player runs for you lives (your class, or what one of nardy's players
+    wraps: your function, policy or evaluator): its top-level package's folder, or its module's
+    file (the folder of a FILE.py:NAME player, whose neighbours it imports); None for nardy's
+    own code and code without a file."""
+    target = player
+    if _is_nardys(type(player)):
+        target = next((t for t in (getattr(player, name, None) for name in ("_fn", "policy", "evaluator"))
+                       if t is not None), player)
+    while isinstance(target, functools.partial):
+        target = target.func
     module = str(getattr(target, "__module__", None) or type(target).__module__)
     if module.split(".")[0] in _PACKAGES:
         return None
@@ -190,7 +198,53 @@ def _home(player: Any) -> str | None:
     if not where:
         return None
     where = os.path.realpath(where)
-    return os.path.dirname(where) + os.sep if hasattr(top, "__path__") else where
+    folder = hasattr(top, "__path__") or module.startswith(_FILE_MODULE)
+    return os.path.dirname(where) + os.sep if folder else where
+
+
+def _frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    """The lines of ``exc``'s traceback inside the player (after the caller's, ``choose_indices``'
+    and ``FunctionPlayer.choose``'s)."""
+    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
+    first = next((i for i, f in enumerate(frames) if f.filename == __file__), None)
+    if first is not None:
+        first = next((i for i in range(first, len(frames)) if frames[i].filename != __file__), len(frames))
+        frames = frames[first:]
+    return frames
+
+
+def _folders() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Python's own library (by the base prefix: a venv's lib holds its site-packages) and the
+    installed packages' folders, as real paths ending in a separator."""
+    bases = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}
+    library = tuple(os.path.realpath(sysconfig.get_paths(vars=bases)[k]) + os.sep for k in ("stdlib", "platstdlib"))
+    installed = tuple(os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("purelib", "platlib"))
+    return library, installed
+
+
+def _path(frame: traceback.FrameSummary) -> str:
+    return frame.filename if frame.filename.startswith("<") else os.path.realpath(frame.filename)
+
+
+def _theirs(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary]:
+    """The frames outside nardy's packages and Python's own library (installed packages, which
+    may sit inside the library's folder outside a venv, are not library)."""
+    library, installed = _folders()
+
+    def python(frame: traceback.FrameSummary) -> bool:
+        return frame.filename.startswith("<frozen ") or (
+            _path(frame).startswith(library) and not _path(frame).startswith(installed))
+
+    return [f for f in frames if not python(f) and not _path(f).startswith(_NARDYS)]
+
+
+def _not_nardys_fault(exc: BaseException, player: Any) -> bool:
+    """For one of nardy's players that runs what it was given (a network, your evaluator): whether
+    its failure comes from that (a line outside nardy and Python's library: your code, the
+    network's runtime; or nardy's own complaint about a file, a ValueError of ``agents``) rather
+    than from nardy's own code."""
+    mine = type(exc).__module__.split(".")[0] == "agents" and isinstance(exc, ValueError)
+    return mine or bool(_theirs(_frames(exc)))
 
 
 def _where(exc: BaseException, player: Any = None) -> str:
@@ -198,27 +252,14 @@ def _where(exc: BaseException, player: Any = None) -> str:
     player's ``choose`` (after ``choose_indices``' own), the innermost in the player's own
     module or package; else outside nardy, Python's own library and the installed packages;
     else outside nardy and Python's library; else the innermost line."""
-    frames: list[traceback.FrameSummary] = list(traceback.extract_tb(exc.__traceback__))
-    first = next((i for i, f in enumerate(frames) if f.filename == __file__), None)
-    if first is not None:  # skip the caller and choose_indices (with FunctionPlayer.choose)
-        first = next((i for i in range(first, len(frames)) if frames[i].filename != __file__), len(frames))
-        frames = frames[first:]
+    frames = _frames(exc)
     if not frames:
         return "raised by the call itself"
-    bases = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}  # a venv's own lib holds site-packages
-    library = tuple(os.path.realpath(sysconfig.get_paths(vars=bases)[k]) + os.sep for k in ("stdlib", "platstdlib"))
-    installed = tuple(os.path.realpath(sysconfig.get_path(k)) + os.sep for k in ("purelib", "platlib"))
+    _, installed = _folders()
     home = _home(player) if player is not None else None
-
-    def path(frame: traceback.FrameSummary) -> str:
-        return frame.filename if frame.filename.startswith("<") else os.path.realpath(frame.filename)
-
-    def python(frame: traceback.FrameSummary) -> bool:
-        return frame.filename.startswith("<frozen ") or path(frame).startswith(library)
-
-    theirs = [f for f in frames if not python(f) and not path(f).startswith(_NARDYS)]
-    picks = ([f for f in theirs if home and (path(f) == home or path(f).startswith(home))],
-             [f for f in theirs if not path(f).startswith(installed)], theirs, frames)
+    theirs = _theirs(frames)
+    picks = ([f for f in theirs if home and (_path(f) == home or _path(f).startswith(home))],
+             [f for f in theirs if not _path(f).startswith(installed)], theirs, frames)
     frame = next(p for p in picks if p)[-1]
     return f'file "{frame.filename}", line {frame.lineno}, in {frame.name}'
 
@@ -450,7 +491,7 @@ def _code_player(spec: str, source: str, name: str) -> Any:
         path = os.path.abspath(source)
         if not os.path.isfile(path):
             raise PlayerNotFound(f"{spec!r}: there is no file {source}")
-        module_name = f"_nardy_player_{abs(hash(path))}"
+        module_name = f"{_FILE_MODULE}{abs(hash(path))}"
         module = sys.modules.get(module_name)
         if module is None:
             module = _run_file(spec, source, path, module_name)

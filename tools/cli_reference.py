@@ -56,7 +56,8 @@ def render() -> str:
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal: fix it for a stable file
     # This checkout's parser, for this checkout's docs/cli.md, whichever nardy the interpreter has
     # installed (a second clone run with another clone's venv).
-    sys.path.insert(0, str(ROOT))
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from train.cli import build_parser
 
     if not Path(sys.modules["train.cli"].__file__ or "").resolve().is_relative_to(ROOT):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import agents.registry
@@ -238,6 +240,8 @@ def test_every_bot_is_named_wherever_the_bots_are_listed():
         "docs/agents.md": (root / "docs" / "agents.md").read_text(encoding="utf-8"),
         "docs/environments.md": (root / "docs" / "environments.md").read_text(encoding="utf-8"),
     }
-    for where, text in texts.items():
-        missing_names = [n for n in names if f"{n}" not in text]
+    for where, text in texts.items():  # a name as a word: not "race" in "trace"
+        missing_names = [n for n in names if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
         assert not missing_names, f"{where} does not name the bots {missing_names}"
+    listed = "(" + ", ".join(names) + ")"  # the lists for people, in full
+    assert listed in str(missing.value) and listed in eval_help.replace("\n", " ")

@@ -644,3 +644,35 @@ def test_the_line_named_is_the_players_own_whatever_it_called(tmp_path):
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("calls_out", None)
+
+
+def test_a_bug_in_nardys_search_keeps_its_traceback_but_a_helper_of_your_player_file_is_named(tmp_path, monkeypatch):
+    """A network player fails as the player only where what it runs failed (your evaluator, a
+    damaged file); a failure inside nardy's search is nardy's. A FILE.py:NAME player's folder is
+    its own: the line of the helper module beside it is the one named."""
+    import sysconfig
+
+    from agents.search import SearchPlayer
+    from nardy_env.players import PlayerFailed
+
+    class Fine:
+        def outcomes(self, raw):
+            return np.full((len(raw), 4), 0.25, dtype=np.float32)
+
+    broken = SearchPlayer(Fine())
+    broken.batch = 0  # a bug of nardy's in the making: range() with step 0 in static_equity
+    with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero") as caught:
+        evaluate(broken, "race", games=2, workers=1)
+    assert not isinstance(caught.value, PlayerFailed)
+    (tmp_path / "helper.py").write_text("import numpy as np\n\n\ndef pick(states):\n"
+                                        "    return np.linalg.inv(np.zeros((2, 2)))\n")
+    (tmp_path / "player.py").write_text("from helper import pick\n\n\nclass P:\n    def choose(self, states, found, rng):\n"
+                                        "        return pick(states)\n")
+    # As outside a venv: the player's folder among the installed packages, inside Python's library
+    # folder; its line is still named, not numpy's.
+    real_paths, real_path = sysconfig.get_paths, sysconfig.get_path
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: {**real_paths(*a, **k), "stdlib": str(tmp_path.parent)})
+    monkeypatch.setattr(sysconfig, "get_path", lambda name, *a, **k: str(tmp_path) if name == "purelib"
+                        else real_path(name, *a, **k))
+    with pytest.raises(PlayerFailed, match=r"raised LinAlgError: Singular matrix \(file \".*helper.py\", line 5, in pick\)"):
+        evaluate(f"{tmp_path / 'player.py'}:P", "race", games=2, workers=1)
