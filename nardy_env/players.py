@@ -101,7 +101,7 @@ class PlayerFailed(ValueError):
             seen.add(id(cause))
             cause = cause.__cause__ or cause.__context__
         if _is_nardys(type(player)) and not (getattr(player, "runs_your_code", False)
-                                             and _not_nardys_fault(exc, player)):
+                                             and _not_nardys_fault(exc)):
             return None
         return cls(f"player {player_name(player, type(player).__name__)!r} raised {type(exc).__name__}: {exc} "
                    f"({_where(exc, player)})")
@@ -165,12 +165,10 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
     return found.offsets[:-1] + picks
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-_NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in ("nardy_env", "agents", "train"))
-"""The folders of nardy's packages (this layer names the others' folders, never imports them)."""
-
-
 _PACKAGES = ("nardy_env", "agents", "train")
+_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in _PACKAGES)
+"""The folders of nardy's packages (this layer names the others' folders, never imports them)."""
 _FILE_MODULE = "_nardy_player_"  # the modules of FILE.py:NAME players (load_player)
 
 
@@ -238,13 +236,13 @@ def _theirs(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary
     return [f for f in frames if not python(f) and not _path(f).startswith(_NARDYS)]
 
 
-def _not_nardys_fault(exc: BaseException, player: Any) -> bool:
+def _not_nardys_fault(exc: BaseException) -> bool:
     """For one of nardy's players that runs what it was given (a network, your evaluator): whether
     its failure comes from that (a line outside nardy and Python's library: your code, the
     network's runtime; or nardy's own complaint about a file, a ValueError of ``agents``) rather
     than from nardy's own code."""
-    mine = type(exc).__module__.split(".")[0] == "agents" and isinstance(exc, ValueError)
-    return mine or bool(_theirs(_frames(exc)))
+    about_a_file = type(exc).__module__.split(".")[0] == "agents" and isinstance(exc, ValueError)
+    return about_a_file or bool(_theirs(_frames(exc)))
 
 
 def _where(exc: BaseException, player: Any = None) -> str:
