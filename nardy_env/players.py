@@ -130,14 +130,27 @@ def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
 
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
                    rng: np.random.Generator, colors: np.ndarray | None = None,
-                   dice: np.ndarray | None = None) -> np.ndarray:
+                   dice: np.ndarray | None = None, *, name_failures: bool = False) -> np.ndarray:
     """Call ``player.choose`` and check its answer; returns absolute rows into ``found``.
 
     ``colors`` (the side to move of each position) and ``dice`` (each
     position's roll) are passed on to players whose ``choose`` accepts them:
     colours so that their ties follow FORMATS.md, dice for players that play
-    checker by checker.
+    checker by checker. ``name_failures``: what the player's own code raises
+    comes out as ``PlayerFailed`` naming it (``PlayerFailed.of``; matches and
+    ``nardy play`` ask for this); otherwise it comes out as it was raised (the
+    environments' ``opponent=``).
     """
+    if name_failures:
+        try:
+            return choose_indices(player, states, found, rng, colors, dice)
+        except PlayerFailed:
+            raise
+        except Exception as exc:
+            failed = PlayerFailed.of(player, exc)
+            if failed is None:  # an interruption, or a bug of nardy's own: as it is
+                raise
+            raise failed from exc
     extra: dict[str, np.ndarray] = {}
     if colors is not None and _accepts(player.choose, "colors"):
         extra["colors"] = np.asarray(colors)

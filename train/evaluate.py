@@ -126,12 +126,11 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
                 games_now = active[idx]
                 colors = np.where(a_to_move[games_now] == a_is_white[games_now], 0, 1)  # Color values
                 try:
-                    chosen = choose_indices(player, states[games_now], sub, rng, colors, dice[games_now])
-                except Exception as exc:  # say which player failed, and where in the match
-                    failed = exc if isinstance(exc, PlayerFailed) else PlayerFailed.of(player, exc)
-                    if failed is None:  # an interruption, or a bug of nardy's own: as it is
-                        raise
-                    raise _in_match(failed, role, games_now, pair_array[pair_of], a_is_white, plies, seed) from exc
+                    chosen = choose_indices(player, states[games_now], sub, rng, colors, dice[games_now],
+                                            name_failures=True)
+                except PlayerFailed as exc:  # say where in the match; the player's own exception stays the cause
+                    raise _in_match(exc, role, games_now, pair_array[pair_of], a_is_white, plies,
+                                    seed) from (exc.__cause__ or exc)
                 picks[idx] = found.offsets[idx] + (chosen - sub.offsets[:-1])
         after = found.states[picks]
         if records:  # who moved (0 white), with which dice, which moves (the mover's points)
@@ -288,7 +287,8 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
     position it chose badly for, else of the first position it was asked about)."""
     game = int(games_now[exc.position if exc.position is not None else 0])
     pair = int(pair_of_game[game])
-    others = "" if exc.position is not None or games_now.size == 1 else f" and {games_now.size - 1} other game{'s' if games_now.size > 2 else ''}"
+    others = ("" if exc.position is not None or games_now.size == 1
+              else f" and {games_now.size - 1} other game{'s' if games_now.size > 2 else ''}")
     failed = PlayerFailed(f"{exc} [playing as {role}; at ply {int(plies[game]) + 1} of pair {pair}'s game with A "
                           f"{'white' if a_is_white[game] else 'black'}{others}, seed {seed}]")
     failed.position = exc.position

@@ -45,7 +45,7 @@ from nardy_env import (
 )
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
-from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
+from nardy_env.players import Player, choose_indices, player_name
 from nardy_env.render import board_text, board_words
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence, legal_plays
@@ -508,16 +508,8 @@ class _Session:
                 shown = not np.array_equal(after, state) and self.said == self.previewed
             else:
                 found = legal_afterstates(state[None], dice[None], self.rules)
-                try:
-                    k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]),
-                                           dice[None])[0])
-                except PlayerFailed:
-                    raise
-                except Exception as exc:  # the opponent's own code: named in one line by the CLI
-                    failed = PlayerFailed.of(self.opponent, exc)
-                    if failed is None:  # an interruption, or a bug of nardy's own: as it is
-                        raise
-                    raise failed from exc
+                k = int(choose_indices(self.opponent, state[None], found, self.rng, np.array([int(side)]),
+                                       dice[None], name_failures=True)[0])  # a failure: one line from the CLI
                 after = found.states[k]
                 n = int(found.num_moves[k])
                 moves = [(int(to_common_point(int(f), side)), int(to_common_point(int(t), side)))

@@ -247,6 +247,15 @@ def test_a_player_that_fails_in_play_is_named_in_one_line_not_a_traceback(tmp_pa
         out.stderr  # whichever worker's chunk failed first
 
 
+def test_an_opponent_that_fails_in_play_ends_the_game_with_one_line(tmp_path):
+    (tmp_path / "broken.py").write_text("class Raises:\n    def choose(self, states, found, rng):\n"
+                                        "        return {}['missing']\n")
+    out = run("play", "--against", f"{tmp_path / 'broken.py'}:Raises", "--seed", "3", stdin="1\ny\n")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert (f"nardy play: player '{tmp_path / 'broken.py'}:Raises' raised KeyError: 'missing' "
+            f"(file \"{tmp_path / 'broken.py'}\", line 3, in choose)") in out.stderr, out.stderr
+
+
 def test_hint_names_a_player_that_has_no_name(tmp_path):
     """A scoring player of your own without a name attribute (slots): named by its spec."""
     (tmp_path / "slotted.py").write_text(
