@@ -10,7 +10,7 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 __all__ = ["main"]
@@ -756,41 +756,36 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _at_least(low: int):
-    """An argparse type: an integer >= ``low``, with the reason in argparse's error."""
-    def parse(text: str) -> int:
+def _number_type(name: str, convert: Callable[[str], Any], noun: str, fits: Callable[[Any], bool],
+                 wanted: str) -> Callable[[str], Any]:
+    """An argparse type: ``convert(text)`` (else "is not ``noun``"), refused unless it ``fits``
+    (else "must be ``wanted``"), with the reason in argparse's error; ``name`` in its usage errors."""
+    def parse(text: str) -> Any:
         try:
-            value = int(text)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not fits(value):
+            raise argparse.ArgumentTypeError(f"must be {wanted}, got {text}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
+    parse.__name__ = name
     return parse
+
+
+def _at_least(low: int) -> Callable[[str], Any]:
+    """An integer >= ``low``."""
+    return _number_type(f"integer >= {low}", int, "an integer", lambda v: v >= low, f"{low} or more")
+
+
+def _positive(what: str) -> Callable[[str], Any]:
+    """A positive, finite ``what`` ("number", "number of seconds")."""
+    return _number_type(f"positive {what}", float, f"a {what}", lambda v: 0 < v < float("inf"), f"a positive {what}")
 
 
 _SEED = _at_least(0)
 _COUNT = _at_least(1)
 _PLY = _at_least(0)
-
-
-def _positive(what: str):
-    """An argparse type: a positive, finite ``what`` ("number", "number of seconds")."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a {what}") from None
-        if not 0 < value < float("inf"):
-            raise argparse.ArgumentTypeError(f"must be a positive {what}, got {text}")
-        return value
-
-    parse.__name__ = f"positive {what}"
-    return parse
-
-
 _POSITIVE = _positive("number")
 _SECONDS = _positive("number of seconds")
 
