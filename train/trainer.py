@@ -22,6 +22,7 @@ TensorBoard events under ``tb/`` and ``eval.jsonl``, and ``.lock``: while a
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -101,6 +102,15 @@ def _check_writable(folder: Path) -> None:
         raise TrainError(f"cannot make {folder}: {parent} is a file")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise TrainError(f"cannot make {folder}: {parent} is not writable")
+
+
+@functools.cache
+def _remote_worker() -> Any:
+    """SelfPlayWorker as a Ray actor class, made once: Ray exports a class (pickles and
+    fingerprints its code) each time one is made, which cost about 20 ms an actor."""
+    import ray
+
+    return ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
 
 
 def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[str, Any]:
@@ -680,10 +690,7 @@ class Trainer:
     # -- actors -----------------------------------------------------------------------------
 
     def _new_actor(self) -> Any:
-        import ray
-
-        actor_cls = ray.remote(num_cpus=1, max_restarts=0)(SelfPlayWorker)
-        return actor_cls.remote(self.config.hidden, self.config.rules, threads=1)  # one CPU each
+        return _remote_worker().remote(self.config.hidden, self.config.rules, threads=1)  # one CPU each
 
     def _submit(self, slot: int, weights_ref: Any) -> None:
         """Give actor ``slot`` a task: one to play again (left in flight by a checkpoint or a dead
@@ -728,6 +735,8 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         c = self.config
+        # The clock starts here: Ray's start and the actors' are part of the time given.
+        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         n_actors = len(self._actors) if self._actors else self._start_actors()  # Ray first: an address
         try:  # that fails leaves no half-made run folder behind
             self._make_run_dir()
@@ -760,7 +769,6 @@ class Trainer:
         started_slots: set[int] = set()  # actors that have returned a task this session
         since_picture = np.zeros((2, 3, 10))  # calibration counts since the last reliability picture
         self._picture_from = self.games
-        deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         stats: dict[str, Any] = {}
         updating = False
         deaths = [0] * n_actors  # per actor slot, since its last finished task

@@ -793,3 +793,59 @@ def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
     (tmp_path / "odd" / ".lock").mkdir(parents=True)
     with pytest.raises(TrainError, match=r"\.lock is not a plain file; remove it"):
         Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "odd", progress=False)._make_run_dir()
+
+
+def test_the_actor_class_is_made_once_not_once_per_actor(tmp_path, monkeypatch):
+    # Ray exports a class each time ray.remote makes one (about 20 ms: pickling and
+    # fingerprinting its code), so `actors: 3000` used to take minutes before any game.
+    import ray
+
+    from train import trainer as trainer_module
+
+    made = []
+
+    class Handle:
+        def remote(self, *args, **kwargs):
+            return object()
+
+    def fake_remote(**options):
+        def make(cls):
+            made.append((cls, options))
+            return Handle()
+        return make
+
+    monkeypatch.setattr(ray, "remote", fake_remote)
+    cached = getattr(trainer_module, "_remote_worker", None)
+    if cached is not None:
+        cached.cache_clear()
+    try:
+        trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+        actors = [trainer._new_actor() for _ in range(3)]
+        assert len(actors) == 3 and len(made) == 1
+        assert made[0][1] == {"num_cpus": 1, "max_restarts": 0}
+    finally:
+        if cached is not None:
+            cached.cache_clear()  # the next caller makes the real class
+
+
+def test_max_seconds_counts_from_the_start_of_train_not_from_the_actors(tmp_path, monkeypatch):
+    # A slow start (joining a cluster, many actors) is part of the time given: no game is
+    # waited for once it has used it all, and the session still ends with a checkpoint.
+    import time
+
+    trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
+
+    def slow_start():
+        time.sleep(0.3)
+        return 1
+
+    def waited(*args, **kwargs):
+        raise AssertionError("waited for a task after the time given was used up")
+
+    import ray
+
+    monkeypatch.setattr(trainer, "_start_actors", slow_start)
+    monkeypatch.setattr(ray, "wait", waited)
+    stats = trainer.train(max_seconds=0.2)
+    assert stats["games"] == 0 and (tmp_path / "run" / "checkpoint.pt").exists()
+    trainer.close()
