@@ -828,7 +828,7 @@ def test_the_actor_class_is_made_once_not_once_per_actor(tmp_path, monkeypatch):
             cached.cache_clear()  # the next caller makes the real class
 
 
-def test_max_seconds_counts_from_the_start_of_train_not_from_the_actors(tmp_path, monkeypatch):
+def test_max_seconds_counts_from_the_start_of_train_not_from_the_actors(tmp_path, monkeypatch, capsys):
     # A slow start (joining a cluster, many actors) is part of the time given: no game is
     # waited for once it has used it all, and the session still ends with a checkpoint.
     import time
@@ -847,5 +847,19 @@ def test_max_seconds_counts_from_the_start_of_train_not_from_the_actors(tmp_path
     monkeypatch.setattr(trainer, "_start_actors", slow_start)
     monkeypatch.setattr(ray, "wait", waited)
     stats = trainer.train(max_seconds=0.2)
+    assert "warning" not in capsys.readouterr().err
     assert stats["games"] == 0 and (tmp_path / "run" / "checkpoint.pt").exists()
+    trainer.close()
+
+
+def test_a_task_larger_than_the_games_left_is_warned_about(tmp_path, monkeypatch, capsys):
+    import ray
+
+    config = load_config(ROOT / "configs/smoke.yaml", total_games=64, games_per_task=1024)
+    trainer = Trainer(config, tmp_path / "run", progress=False)
+    monkeypatch.setattr(trainer, "_start_actors", lambda: 1)
+    monkeypatch.setattr(ray, "wait", lambda *args, **kwargs: ([], []))
+    trainer.train(max_seconds=0.0)
+    assert ("warning: games_per_task=1,024 is more than the 64 games left to total_games=64; "
+            "tasks are played whole, so the run ends at 1,024 games") in capsys.readouterr().err
     trainer.close()
