@@ -263,6 +263,9 @@ def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
     assert resumed.final_evaluation is None  # the one made has no "race"
     again = resumed.finish()
     assert again is not None and "race" in again and again["final"]
+    # Both stay marked (docs/training.md: the run's latest is the last record marked final).
+    assert [r["games_trained"] for r in resumed.eval_history if r.get("final")] == [256, 256]
+    assert resumed.eval_history[-1] is again
 
 
 def test_the_fit_error_is_the_loss_less_the_targets_entropy(tmp_path):
