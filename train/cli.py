@@ -643,9 +643,10 @@ def _train(args: argparse.Namespace) -> int:
         if args.resume:
             run_dir = Path(args.resume)
             config = config_for_resume(run_dir)
-            if args.config:
-                print(f"nardy train: resuming {run_dir} with its own config.json; --config is ignored",
-                      file=sys.stderr)
+            if args.config:  # refused like --out: a file that differs (or is missing) would mislead
+                print(f"nardy train: --resume continues {run_dir} with its own config.json; drop --config "
+                      f"(the settings that may change go in --set KEY=VALUE)", file=sys.stderr)
+                return 2
             if args.out and Path(args.out).resolve() != run_dir.resolve():
                 print(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}", file=sys.stderr)
                 return 2
@@ -920,11 +921,12 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
                         description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
     tr.add_argument("--config", type=_TEXT, help="YAML file of settings overriding the defaults (configs/*.yaml); "
-                                     "required unless --resume")
+                                     "required, and refused with --resume (a resumed run keeps its config.json)")
     tr.add_argument("--out", type=_TEXT, help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
                                   "when that one is taken)")
     tr.add_argument("--address", type=_TEXT, help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
-    tr.add_argument("--resume", metavar="RUN_DIR", type=_TEXT, help="continue a run from its last checkpoint")
+    tr.add_argument("--resume", metavar="RUN_DIR", type=_TEXT, help="continue a run from its last checkpoint, with its own config.json "
+                         "(--set KEY=VALUE changes what may change)")
     tr.add_argument("--max-seconds", type=_SECONDS, default=None,
                     help="stop (with a checkpoint) after this many seconds; --resume continues")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",

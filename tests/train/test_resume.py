@@ -326,6 +326,9 @@ def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_pat
     _trained(run, steps=1).close()
     out = _cli("train", "--resume", str(run), "--out", str(tmp_path / "elsewhere"))
     assert out.returncode == 2 and "--out cannot move a resumed run" in out.stderr
+    for config in (str(ROOT / "configs/quick.yaml"), str(tmp_path / "missing.yaml")):  # neither is used
+        out = _cli("train", "--resume", str(run), "--config", config)
+        assert out.returncode == 2 and "with its own config.json; drop --config" in out.stderr, out.stderr
     out = _cli("train", "--resume", str(run), "--set", "hidden=[8]")
     assert out.returncode == 2 and "not hidden" in out.stderr
     before = (run / "config.json").read_text()
