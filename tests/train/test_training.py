@@ -304,12 +304,16 @@ def test_actors_that_never_start_stop_the_run_with_their_cause(tmp_path, ray_clu
         return SelfPlayWorker
 
     monkeypatch.setattr(train.trainer, "SelfPlayWorker", broken_worker())
+    train.trainer._remote_worker.cache_clear()  # the actor class is made once a process: make it of the broken one
     config = load_config(ROOT / "configs/smoke.yaml", actors=2, eval_every_games=0, final_eval_games=0)
     trainer = Trainer(config, tmp_path / "run", progress=False, address=ray_cluster)
-    with pytest.raises(TrainError, match=r"actors keep dying before they finish a task \(each of the 2 actors 3 "
-                                         r"times in a row\); the last: ModuleNotFoundError: No module named "
-                                         r"'train.selfplay'.*start training from another directory"):
-        trainer.train()
+    try:
+        with pytest.raises(TrainError, match=r"actors keep dying before they finish a task \(each of the 2 actors 3 "
+                                             r"times in a row\); the last: ModuleNotFoundError: No module named "
+                                             r"'train.selfplay'.*start training from another directory"):
+            trainer.train()
+    finally:
+        train.trainer._remote_worker.cache_clear()  # later tests get the real one
     assert trainer.games == 0 and trainer.actor_restarts >= 5
     assert not (tmp_path / "run").exists()  # nothing left behind: the same command may be given again
 
