@@ -262,24 +262,34 @@ def _print_match(s: dict) -> None:
 def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
     """Load each named player (None: under the rules it was trained under), or exit with why not.
 
-    ``quiet``: no warnings, for a check made before the players are loaded again to play.
+    ``quiet``: no warnings, for a check made before the players are loaded again to play;
+    unless a player cannot be loaded: then they are shown (once each) before the error, as
+    they may say why (a plugin that failed to load or failed on the name).
     """
     import warnings
 
     from nardy_env.players import PlayerNotFound, load_player
 
     players = []
-    for spec in specs:
-        try:
-            with warnings.catch_warnings():
-                if quiet:
-                    warnings.simplefilter("ignore")
+    failure: SystemExit | None = None
+    with warnings.catch_warnings(record=quiet) as caught:
+        if quiet:
+            warnings.simplefilter("always")
+        for spec in specs:
+            try:
                 players.append(load_player(spec, rules))
-        except (PlayerNotFound, ValueError) as exc:
-            _usage_error(f"nardy: {exc}")
-        except OSError as exc:  # a file that is there but cannot be read: not a usage error
-            raise SystemExit(f"nardy: {exc}") from None
-    return players
+            except (PlayerNotFound, ValueError) as exc:
+                print_later, failure = f"nardy: {exc}", SystemExit(2)
+                break
+            except OSError as exc:  # a file that is there but cannot be read: not a usage error
+                print_later, failure = f"nardy: {exc}", SystemExit(1)
+                break
+    if failure is None:
+        return players
+    for w in {str(w.message): w for w in caught or []}.values():  # what was said, once each
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    print(print_later, file=sys.stderr)
+    raise failure
 
 
 def _game_rules(command: str, specs, players, asked):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -305,3 +306,23 @@ def test_a_name_the_output_encoding_cannot_show_is_escaped_not_a_traceback(tmp_p
                  env={"PYTHONIOENCODING": "ascii"})
     assert out.returncode == 0 and b"Traceback" not in out.stderr, out.stderr
     assert b"\\u0438\\u0433\\u0440\\u043e\\u043a" in out.stdout and b"race" in out.stdout  # the result is printed
+
+
+def test_a_player_that_cannot_be_found_shows_the_plugin_warnings_that_may_say_why(tmp_path, monkeypatch):
+    # eval and ladder check their players quietly before loading them again to play: when one
+    # cannot be found, what a broken plugin said is shown before the error, once.
+    info = tmp_path / "site" / "brokenplug-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplug\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[nardy.players]\nzzbroken = brokenplug_missing:resolve\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path / "site"),
+                                                                 os.environ.get("PYTHONPATH")) if p))
+    said = ("nardy: warning: nardy.players entry point 'zzbroken' (brokenplug_missing:resolve) failed to load "
+            "and is skipped: ModuleNotFoundError: No module named 'brokenplug_missing'")
+    for args in (("eval", "crashy", "race", "--games", "2"), ("ladder", "race", "crashy", "--games", "2")):
+        out = run(*args)
+        assert out.returncode == 2 and "no player named 'crashy'" in out.stderr, out.stderr
+        assert out.stderr.count(said) == 1, out.stderr
+        assert out.stderr.index(said) < out.stderr.index("no player named")
+    out = run("eval", "race", "random", "--games", "2", "--json")  # found: said once, by the match
+    assert out.returncode == 0 and out.stderr.count(said) == 1, out.stderr
