@@ -128,6 +128,23 @@ def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
                                                      for p in params.values()))
 
 
+def _check_called_as_choose(fn: Any, label: str) -> None:
+    """Refuse, when it is loaded, a player function or ``choose`` method that cannot be called
+    as nardy calls it, ``(states, found, rng)``: otherwise its first move fails with a TypeError
+    that points at nardy's call rather than at the player."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin without a signature: its first call will tell
+        return
+    try:  # colors= and dice= are given to a player that names them
+        signature.bind(None, None, None, **dict.fromkeys(n for n in ("colors", "dice") if n in signature.parameters))
+    except TypeError as exc:
+        factory = (" (a function is the player itself, not a factory: name a class, which nardy makes with no "
+                   "arguments, or an object)" if not signature.parameters else "")
+        raise TypeError(f"{label}{signature} cannot be called as a player ({exc}): nardy calls it with three "
+                        f"arguments, (states, found, rng), and colors=/dice= when it names them{factory}") from None
+
+
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
                    rng: np.random.Generator, colors: np.ndarray | None = None,
                    dice: np.ndarray | None = None, *, name_failures: bool = False) -> np.ndarray:
@@ -327,6 +344,7 @@ class FunctionPlayer:
     def __init__(self, fn: Any) -> None:
         self._fn = fn
         self.name = getattr(fn, "__name__", "function")
+        _check_called_as_choose(fn, self.name)
         self._takes = [name for name in ("colors", "dice") if _accepts(fn, name, through_kwargs=name == "colors")]
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
@@ -353,6 +371,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         if inspect.isclass(spec):
             raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(getattr(spec, "choose", None)):
+            _check_called_as_choose(getattr(spec, "choose"), f"{type(spec).__name__}.choose")  # noqa: B009
             own = getattr(spec, "rules", None)
             if rules is not None and isinstance(own, Rules) and own != rules and getattr(spec, "lists_moves", False):
                 raise ValueError(f"{player_name(spec, type(spec).__name__)} lists its checker moves under rules "

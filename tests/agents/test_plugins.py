@@ -195,3 +195,39 @@ def test_a_player_answering_in_the_wrong_shape_is_told_the_shape_to_use():
     rows = found.offsets[:-1]  # rows of found.states, a likely slip
     with pytest.raises(ValueError, match="indices count from 0 within each position's own afterstates"):
         choose_indices(FunctionPlayer(lambda s, f, r: rows), states, found, rng)
+
+
+def test_a_player_that_cannot_be_called_as_nardy_calls_it_is_refused_when_loaded():
+    """Not at its first move, with a TypeError pointing at nardy's call (a bug of nardy's, it would seem)."""
+    import numpy as np
+
+    def two(states, found):
+        return np.zeros(len(states), dtype=np.int64)
+
+    def keyword_rng(states, found, *, rng):
+        return two(states, found)
+
+    def factory():
+        return players.RandomPlayer()
+
+    class TwoArgs:
+        def choose(self, states, found):
+            return two(states, found)
+
+    for bad, shown in ((two, r"two\(states, found\)"), (keyword_rng, r"keyword_rng\(states, found, \*, rng\)"),
+                       (factory, r"factory\(\)"),
+                       (TwoArgs(), r"TwoArgs.choose\(states, found\)")):
+        with pytest.raises(TypeError, match=shown + r" cannot be called as a player .*nardy calls it with three "
+                                                    r"arguments, \(states, found, rng\)"):
+            load_player(bad)
+    with pytest.raises(TypeError, match=r"not a factory: name a class, which nardy makes with no arguments"):
+        load_player(factory)
+
+    def with_dice(states, found, rng, dice):  # named keywords are given: fine
+        return two(states, found)
+
+    def anything(*args, **kwargs):
+        return two(*args[:2])
+
+    for good in (with_dice, anything, lambda states, found, rng, colors=None: two(states, found)):
+        assert load_player(good) is not None

@@ -326,3 +326,11 @@ def test_a_player_that_cannot_be_found_shows_the_plugin_warnings_that_may_say_wh
         assert out.stderr.index(said) < out.stderr.index("no player named")
     out = run("eval", "race", "random", "--games", "2", "--json")  # found: said once, by the match
     assert out.returncode == 0 and out.stderr.count(said) == 1, out.stderr
+
+
+def test_a_player_file_with_the_wrong_signature_is_one_line_at_load(tmp_path):
+    (tmp_path / "mine.py").write_text("import numpy as np\n\n\ndef two(states, found):\n"
+                                      "    return np.zeros(len(states), dtype=np.int64)\n")
+    out = run("eval", f"{tmp_path / 'mine.py'}:two", "race", "--games", "2")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "two(states, found) cannot be called as a player" in out.stderr
