@@ -472,7 +472,7 @@ def _hint_player(args: argparse.Namespace, asked):
 
 def _named_hint_player(args: argparse.Namespace, rules):
     from agents.registry import split_ply
-    from nardy_env.players import PlayerNotFound, load_player
+    from nardy_env.players import PlayerNotFound, load_player, names_code
     from train.hint import default_player_spec
 
     if args.policy and args.player:
@@ -490,8 +490,9 @@ def _named_hint_player(args: argparse.Namespace, rules):
     if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
-        if args.ply and _is_bot(base):
-            _usage_error(f"nardy: --ply {args.ply}: {base} is a bot and does not search; "
+        if args.ply and (_is_bot(base) or names_code(base)):
+            what = "a bot" if _is_bot(base) else "your own player"
+            _usage_error(f"nardy: --ply {args.ply}: {base} is {what} and does not search; "
                          "search needs a network player (a run, checkpoint or exported folder)")
         ply = args.ply
     if args.policy:

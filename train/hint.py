@@ -12,7 +12,7 @@ from agents.search import SearchPlayer
 from nardy_env import flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
-from nardy_env.players import Player, player_name
+from nardy_env.players import Player, PlayerFailed, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import parse_dice, parse_live_npn
 
@@ -39,6 +39,33 @@ def default_player_spec() -> str:
         return "default"
     relative = os.path.relpath(SHIPPED_PLAYER)
     return relative if not relative.startswith("..") else str(SHIPPED_PLAYER)
+
+
+def _equities(player: Any, found: Any) -> np.ndarray:
+    """``player.equities(found)``, checked: one finite number per row of ``found.states``. What
+    your own player's method raises comes out as ``PlayerFailed`` naming it and its line."""
+    name = player_name(player, type(player).__name__)
+    try:
+        raw = player.equities(found)
+    except Exception as exc:
+        failed = PlayerFailed.of(player, exc)
+        if failed is None:  # one of nardy's bots: a bug of nardy's, with its traceback
+            raise
+        raise failed from exc
+    try:
+        values = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PlayerFailed(f"player {name!r} returned equities that are not numbers ({type(raw).__name__}): "
+                           "equities(found) returns one number per row of found.states") from None
+    rows = found.states.shape[0]
+    if values.shape != (rows,):
+        raise PlayerFailed(f"player {name!r} returned equities of shape {values.shape} for {rows} play{'' if rows == 1 else 's'}: "
+                           f"equities(found) returns one number per row of found.states, shape ({rows},)")
+    if not np.isfinite(values).all():
+        bad = int(np.flatnonzero(~np.isfinite(values))[0])
+        raise PlayerFailed(f"player {name!r} returned equity {values[bad]} for play {bad}: equities must be "
+                           "finite numbers")
+    return values
 
 
 def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike = DEFAULT_RULES) -> list[dict[str, Any]]:
@@ -73,7 +100,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike = DEFAULT_R
         equity = np.where(searched, values, static)
         ply = np.where(searched, player.ply, 0)
     elif can_rank(player):
-        values = np.asarray(player.equities(found), dtype=np.float64)  # type: ignore[attr-defined]
+        values = _equities(player, found)
         equity = values
     else:
         raise TypeError(no_ranking(player))

@@ -334,3 +334,20 @@ def test_a_player_file_with_the_wrong_signature_is_one_line_at_load(tmp_path):
     out = run("eval", f"{tmp_path / 'mine.py'}:two", "race", "--games", "2")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "two(states, found) cannot be called as a player" in out.stderr
+
+
+def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path):
+    (tmp_path / "eq.py").write_text(
+        "import numpy as np\n\n\nclass Short:\n    def choose(self, states, found, rng):\n"
+        "        return np.zeros(len(states), dtype=np.int64)\n\n    def equities(self, found):\n"
+        "        return np.zeros(len(found.states) - 1)\n\n\nclass Raises(Short):\n"
+        "    def equities(self, found):\n        raise RuntimeError('no idea')\n\n\nclass NotANumber(Short):\n"
+        "    def equities(self, found):\n        return np.full(len(found.states), np.nan)\n")
+    for name, said in (("Short", r"returned equities of shape \(0,\) for 1 play: .* shape \(1,\)"),
+                       ("Raises", r"raised RuntimeError: no idea \(file .*eq.py\", line 14, in equities\)"),
+                       ("NotANumber", r"returned equity nan for play 0: equities must be finite numbers")):
+        out = run("hint", "--player", f"{tmp_path / 'eq.py'}:{name}", START_NPN, "6", "5")
+        assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+        assert re.search(f"nardy hint: player '.*eq.py:{name}' {said}", out.stderr), out.stderr
+    out = run("hint", "--player", f"{tmp_path / 'eq.py'}:Short", "--ply", "1", START_NPN, "6", "5")
+    assert out.returncode == 2 and "--ply 1: " in out.stderr and "is your own player and does not search" in out.stderr
