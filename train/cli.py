@@ -486,7 +486,10 @@ def _named_hint_player(args: argparse.Namespace, rules):
             print(f"nardy: no shipped player in this installation ({SHIPPED_PLAYER} comes with a clone of "
                   "the repository): the heuristic bot plays instead; name a player to choose another",
                   file=sys.stderr)
-    base, ply = split_ply(spec)
+    try:
+        base, ply = split_ply(spec)
+    except ValueError as exc:  # a negative depth, say
+        _usage_error(f"nardy: {exc}")
     if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:

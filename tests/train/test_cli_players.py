@@ -351,3 +351,11 @@ def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path):
         assert re.search(f"nardy hint: player '.*eq.py:{name}' {said}", out.stderr), out.stderr
     out = run("hint", "--player", f"{tmp_path / 'eq.py'}:Short", "--ply", "1", START_NPN, "6", "5")
     assert out.returncode == 2 and "--ply 1: " in out.stderr and "is your own player and does not search" in out.stderr
+
+
+def test_a_negative_search_depth_is_one_line_for_every_command():
+    said = "the search depth after '@' is a whole number, 0 or more"
+    for args in (("play", "--against", "default@-1"), ("hint", "--player", "random@-1", START_NPN, "6", "5"),
+                 ("eval", "default@-1", "race", "--games", "2"), ("bench", "--search", "default@-1")):
+        out = run(*args, stdin="")
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
