@@ -467,10 +467,13 @@ class _Session:
             points = resignation_points(state, dice, self.rules)
             why = ("a single game: your escape from mars is secured" if points == 1
                    else "mars: you have borne off nothing and this roll bears nothing off")
-            answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)} ({why})? [y/N] ")
+            # The reason said first, fitted to the terminal; the question itself stays short.
+            self.say(wrap(f"To resign now is to lose {points} point{'s' * (points > 1)} ({why})."))
+            answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)}? [y/N] ")
             return answer.lower() in YES
         if text == "quit":
-            if self.ask("quit? the game in progress is abandoned, not scored [y/N] ").lower() in YES:
+            self.say(wrap("To quit abandons the game in progress: it is not scored."))
+            if self.ask("quit? [y/N] ").lower() in YES:
                 raise _Quit()
             return False
         return None
@@ -485,10 +488,10 @@ class _Session:
         self.say(wrap(f"You play {'white' if human == Color.WHITE else 'black'} against {self.opponent_name}. "
                       f"{ROUTES[human]}"))
         if self.rules.opening == "play":
-            self.say(f"Opening roll: white {dice[0]}, black {dice[1]}: {first_name} moves first with "
-                     f"{dice[0]}-{dice[1]}.")
+            self.say(wrap(f"Opening roll: white {dice[0]}, black {dice[1]}: {first_name} moves first with "
+                          f"{dice[0]}-{dice[1]}."))
         else:
-            self.say(f"{first_name} wins the opening roll and rolls {dice[0]}-{dice[1]}.")
+            self.say(wrap(f"{first_name} wins the opening roll and rolls {dice[0]}-{dice[1]}."))
         shown = False  # this position's board was just drawn: the preview of the play confirmed
         while True:
             self.say()

@@ -117,7 +117,8 @@ def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     assert "Undone; the turn starts again." in text
     assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in text  # "maybe"
     # resign and quit ask first; "n" and "no" go back to the game.
-    assert text.count("resign and lose 2 points (mars") == 2 and "quit? the game in progress" in text
+    assert text.count("To resign now is to lose 2 points (mars:") == 2 and text.count("resign and lose 2 points? [y/N]") == 2
+    assert "To quit abandons the game in progress: it is not scored.\nquit? [y/N]" in text
     # Resigning early in the game: nothing off and nothing this roll, so it concedes the mars.
     assert "You resign and lose 2 points." in text and "Score: you 0, race 2" in text
     assert "Opening roll: white " in text and "White moves 24 -> 1" in text
