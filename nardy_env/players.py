@@ -185,10 +185,12 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
         raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} returned choices of shape "
                            f"{picks.shape} for {counts.shape[0]} positions: choose() returns one index per "
                            f"position, an array of shape ({counts.shape[0]},)")
+    if raw.dtype.kind == "u":  # a huge unsigned answer would wrap to a small negative one
+        picks[raw > np.iinfo(np.int64).max] = np.iinfo(np.int64).max
     if (picks < 0).any() or (picks >= counts).any():
         bad = int(np.flatnonzero((picks < 0) | (picks >= counts))[0])
         failed = PlayerFailed(f"player {player_name(player, type(player).__name__)!r} chose afterstate "
-                              f"{int(picks[bad])} of position {bad}, which has {int(counts[bad])} (indices count "
+                              f"{int(raw[bad])} of position {bad}, which has {int(counts[bad])} (indices count "
                               "from 0 within each position's own afterstates, not rows of found.states)")
         failed.position = bad
         raise failed

@@ -231,3 +231,19 @@ def test_a_player_that_cannot_be_called_as_nardy_calls_it_is_refused_when_loaded
 
     for good in (with_dice, anything, lambda states, found, rng, colors=None: two(states, found)):
         assert load_player(good) is not None
+
+
+def test_a_huge_unsigned_choice_is_shown_as_given_not_wrapped_to_a_negative_one():
+    import numpy as np
+
+    from nardy_env import initial_states, legal_afterstates
+    from nardy_env.players import FunctionPlayer, choose_indices
+
+    states = initial_states(2)
+    found = legal_afterstates(states, np.array([[6, 5], [3, 1]]))
+    answer = np.array([0, 2**64 - 1], dtype=np.uint64)
+    with pytest.raises(ValueError, match="chose afterstate 18446744073709551615 of position 1, which has 1"):
+        choose_indices(FunctionPlayer(lambda s, f, r: answer), states, found, np.random.default_rng(0))
+    picks = choose_indices(FunctionPlayer(lambda s, f, r: np.zeros(2, dtype=np.uint64)), states, found,
+                           np.random.default_rng(0))
+    assert picks.tolist() == found.offsets[:-1].tolist()
