@@ -69,6 +69,12 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return over, np.where(over, equity, 0.0)
 
 
+DEEP_LEAVES = 2048
+"""Search at 2-ply or more takes ``batch // DEEP_LEAVES`` states at a time (32 with the default
+batch): a state's 2-ply search reaches some 40,000 positions, so a group holds about 20 batches'
+worth, near 100 MB, however many positions a call brings."""
+
+
 class SearchPlayer:
     """Plays the afterstate with the highest n-ply equity."""
 
@@ -128,6 +134,15 @@ class SearchPlayer:
         value = exact.copy()
         live = np.flatnonzero(~over)
         if live.size == 0:
+            return value
+        step = max(1, self.batch // DEEP_LEAVES)
+        if ply >= 2 and live.size > step:
+            # All states' replies to replies at once would hold tens of millions of positions
+            # (about 70 bytes each: 3 GB for a match's batch of 100 positions at 2-ply): a few
+            # states at a time instead, each about DEEP_LEAVES / 20 leaves' worth of a batch.
+            for start in range(0, live.size, step):
+                rows = live[start:start + step]
+                value[rows] = self.equity(states[rows], ply)
             return value
         opponent = flip(states[live])
         n = opponent.shape[0]

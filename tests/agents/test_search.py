@@ -161,3 +161,26 @@ def test_colours_for_the_tie_break_are_checked():
     for bad in ([0], [2, 0], ["b", "w"], [0.5, 1.0], [True, False]):
         with pytest.raises(ValueError, match=r"movers must be one Color \(0 white, 1 black\) or one per position"):
             player.choose(initial_states(2), found, rng, colors=bad)
+
+
+def test_deep_search_takes_a_few_states_at_a_time_with_the_same_values(monkeypatch):
+    """2-ply over many states at once listed every reply to every reply together (3 GB for a
+    match's 100 positions); it goes in groups of batch // DEEP_LEAVES states, values unchanged."""
+    import agents.search as search
+
+    sizes = []
+    generate = search.legal_afterstates
+
+    def counted(positions, dice, *args, **kwargs):
+        sizes.append(len(positions))
+        return generate(positions, dice, *args, **kwargs)
+
+    monkeypatch.setattr(search, "legal_afterstates", counted)
+    ev = LinearEvaluator(5)
+    found = afterstates(RACE, [2, 1])
+    whole = SearchPlayer(ev, ply=2, batch=10**9).equity(found.states)
+    biggest_whole = max(sizes)
+    sizes.clear()
+    grouped = SearchPlayer(ev, ply=2, batch=2 * search.DEEP_LEAVES).equity(found.states)  # 2 states a group
+    assert len(found.states) > 2 and np.allclose(grouped, whole)
+    assert max(sizes) < biggest_whole / 2
