@@ -88,7 +88,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike = DEFAULT_R
     if isinstance(player, SearchPlayer):
         # The move filter's ties fall as in play (FORMATS.md's order).
         values = player.evaluate(found, results_rank(found.states, np.array([int(side)]), found.offsets))
-        static = player.static_equity(found.states)
+        static = values if player.ply == 0 else player.static_equity(found.states)  # 0-ply: the same numbers
         live = found.states[:, 24] < 15
         outcomes = np.zeros((found.states.shape[0], 4))
         if live.any():

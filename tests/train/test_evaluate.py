@@ -676,3 +676,21 @@ def test_a_bug_in_nardys_search_keeps_its_traceback_but_a_helper_of_your_player_
                         else real_path(name, *a, **k))
     with pytest.raises(PlayerFailed, match=r"raised LinAlgError: Singular matrix \(file \".*helper.py\", line 5, in pick\)"):
         evaluate(f"{tmp_path / 'player.py'}:P", "race", games=2, workers=1)
+
+
+def test_hint_at_0_ply_scores_each_play_once_and_asks_for_outcomes_once():
+    from agents.search import SearchPlayer
+    from tests.agents.test_search import RACE, LinearEvaluator
+    from train.hint import rank_plays
+
+    class Counted(LinearEvaluator):
+        calls = 0
+
+        def outcomes(self, raw):
+            Counted.calls += 1
+            return super().outcomes(raw)
+
+    ranked = rank_plays(SearchPlayer(Counted()), RACE, [2, 1])
+    assert Counted.calls == 2 and len(ranked) > 2  # equities once, outcomes for the table once
+    assert all(r["ply"] == 0 for r in ranked)
+    assert ranked[0]["equity"] >= ranked[1]["equity"]
