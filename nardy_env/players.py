@@ -132,8 +132,8 @@ def _check_called_as_choose(fn: Any, label: str) -> None:
     """Refuse, when it is loaded, a player function or ``choose`` method that cannot be called
     as nardy calls it, ``(states, found, rng)``: otherwise its first move fails with a TypeError
     that points at nardy's call rather than at the player."""
-    try:
-        signature = inspect.signature(fn)
+    try:  # the callable itself: a functools.wraps adapter may take other arguments than what it wraps
+        signature = inspect.signature(fn, follow_wrapped=False)
     except (TypeError, ValueError):  # a builtin without a signature: its first call will tell
         return
     try:  # colors= and dice= are given to a player that names them
