@@ -45,7 +45,7 @@ from nardy_env import (
 )
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
-from nardy_env.players import Player, choose_indices, player_name
+from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
 from nardy_env.render import board_text, board_words
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence, legal_plays
@@ -446,7 +446,11 @@ class _Session:
         if not can_rank(self.opponent):
             self.say(f"{self.opponent_name} chooses plays without scoring them: no hint.")
             return
-        ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
+        try:
+            ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
+        except PlayerFailed as exc:  # its equities(), not its play: the game goes on
+            self.say(wrap(f"No hint: {exc}"))
+            return
         if all(e["equity"] == ranked[0]["equity"] for e in ranked):
             self.say(f"{self.opponent_name} rates every play the same: no hint.")
             return

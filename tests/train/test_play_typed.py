@@ -309,6 +309,26 @@ def test_hint_against_a_player_that_cannot_rank_says_so():
     assert "Bye. Score: you 0, random 0." in text
 
 
+def test_hint_against_a_player_whose_equities_are_not_numbers_says_why_and_the_game_goes_on():
+    out = io.StringIO()
+
+    class Careless(Recorder):
+        def equities(self, found):
+            values = np.zeros(len(found.states))
+            values[-1] = np.nan
+            return values
+
+    opponent = Careless()
+
+    def turn(plays, npn, dice):
+        return ["1", "y"] if len(plays) < 2 else ["hint", "quit", "y"]
+
+    play_session(opponent, human=Color.WHITE, seed=3, games=1, read=Human(out, opponent, turn), out=out)
+    text = out.getvalue()
+    assert "No hint: player 'random' returned equity nan for play" in text
+    assert "Bye. Score: you 0, random 0." in text
+
+
 def test_confirm_prompt_takes_another_play_and_npn_shows_the_position():
     out = io.StringIO()
     opponent = Recorder()
