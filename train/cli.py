@@ -198,15 +198,17 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
     if args.search:
         asked = _asked_rules(args.rules)
-        search_rules = _game_rules("bench", [args.search], _load_players_or_exit([args.search], asked, quiet=True),
-                                   asked)
+        searcher = _load_players_or_exit([args.search], asked, quiet=True)
+        search_rules = _game_rules("bench", [args.search], searcher, asked)
         from agents.registry import split_ply
+        from agents.search import SearchPlayer
 
         if split_ply(args.search)[0] != args.search:
             _usage_error(f"nardy bench: --search {args.search}: name the player without @N; --max-ply sets the "
                          "depths measured (0 to N)")
-        if _is_bot(split_ply(args.search)[0]):
-            _usage_error(f"nardy bench: --search {args.search}: a bot does not search; give a network player "
+        if not isinstance(searcher[0], SearchPlayer):  # a bot, your own player, a plugin's
+            what = "a bot" if _is_bot(args.search) else "that player"
+            _usage_error(f"nardy bench: --search {args.search}: {what} does not search; give a network player "
                          "(a run, checkpoint or exported policy folder)")
         max_ply = 2 if args.max_ply is None else args.max_ply
         positions = 40 if args.positions is None else args.positions
@@ -259,6 +261,13 @@ def _print_match(s: dict) -> None:
         print(f"  {'rules':<18} {json.dumps(s['rules'])}")
 
 
+def _own_file(spec: str) -> bool:
+    """Whether ``spec`` names your own player by its file, ``FILE.py:NAME`` (which never searches)."""
+    from nardy_env.players import names_code
+
+    return names_code(spec) and spec.rpartition(":")[0].endswith(".py")
+
+
 def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
     """Load each named player (None: under the rules it was trained under), or exit with why not.
 
@@ -272,9 +281,7 @@ def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
 
     players = []
     failure: SystemExit | None = None
-    with warnings.catch_warnings(record=quiet) as caught:
-        if quiet:
-            warnings.simplefilter("always")
+    with warnings.catch_warnings(record=quiet) as caught:  # under the filters in force (-W, PYTHONWARNINGS)
         for spec in specs:
             try:
                 players.append(load_player(spec, rules))
@@ -472,7 +479,7 @@ def _hint_player(args: argparse.Namespace, asked):
 
 def _named_hint_player(args: argparse.Namespace, rules):
     from agents.registry import split_ply
-    from nardy_env.players import PlayerNotFound, load_player, names_code
+    from nardy_env.players import PlayerNotFound, load_player
     from train.hint import default_player_spec
 
     if args.policy and args.player:
@@ -493,7 +500,7 @@ def _named_hint_player(args: argparse.Namespace, rules):
     if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
-        if args.ply and (_is_bot(base) or names_code(base)):
+        if args.ply and (_is_bot(base) or _own_file(base)):
             what = "a bot" if _is_bot(base) else "your own player"
             _usage_error(f"nardy: --ply {args.ply}: {base} is {what} and does not search; "
                          "search needs a network player (a run, checkpoint or exported folder)")

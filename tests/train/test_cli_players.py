@@ -360,3 +360,30 @@ def test_a_negative_search_depth_is_one_line_for_every_command():
                  ("eval", "default@-1", "race", "--games", "2"), ("bench", "--search", "default@-1")):
         out = run(*args, stdin="")
         assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+
+
+def test_ply_for_a_network_whose_folder_name_has_a_colon_and_bench_for_a_player_that_cannot_search(tmp_path):
+    import shutil
+
+    from agents.registry import SHIPPED_PLAYER
+
+    run_dir = tmp_path / "exp:v2"  # looks like module:NAME, but is a run folder
+    run_dir.mkdir()
+    for name in ("checkpoint.pt", "config.json"):
+        shutil.copy(SHIPPED_PLAYER / name, run_dir / name)
+    out = run("hint", "--player", str(run_dir), "--ply", "1", START_NPN, "6", "5")
+    assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr
+    (tmp_path / "mine.py").write_text("import numpy as np\n\n\nclass First:\n"
+                                      "    def choose(self, states, found, rng):\n"
+                                      "        return np.zeros(len(states), dtype=np.int64)\n")
+    out = run("bench", "--search", f"{tmp_path / 'mine.py'}:First", "--positions", "2", "--max-ply", "1")
+    assert out.returncode == 2 and "that player does not search" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_failed_load_shows_gathered_warnings_under_the_filters_in_force(tmp_path):
+    (tmp_path / "dep.py").write_text("import warnings\n\nwarnings.warn('old api', DeprecationWarning)\n"
+                                     "warnings.warn('mind this', UserWarning)\n\n\ndef play(states, found, rng):\n"
+                                     "    return [0] * len(states)\n")
+    out = run("eval", f"{tmp_path / 'dep.py'}:play", "crashy", "--games", "2")
+    assert out.returncode == 2 and "no player named 'crashy'" in out.stderr
+    assert "mind this" in out.stderr and "old api" not in out.stderr  # DeprecationWarning: hidden by default
