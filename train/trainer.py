@@ -737,11 +737,10 @@ class Trainer:
         c = self.config
         # The clock starts here: Ray's start and the actors' are part of the time given.
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        left = c.total_games - self.games
-        if 0 < left < c.games_per_task:  # a task larger than the run is most likely a slip
-            print(f"warning: games_per_task={c.games_per_task:,} is more than the {left:,} game{'' if left == 1 else 's'} "
-                  f"left to total_games={c.total_games:,}; tasks are played whole, so the run ends at "
-                  f"{self.games + c.games_per_task:,} games", file=sys.stderr, flush=True)
+        if c.games_per_task > c.total_games > self.games:  # a task larger than the whole run: most likely a slip
+            print(f"warning: games_per_task={c.games_per_task:,} is more than total_games={c.total_games:,}; tasks "
+                  f"are played whole, so the run ends at {self.games + c.games_per_task:,} games", file=sys.stderr,
+                  flush=True)
         n_actors = len(self._actors) if self._actors else self._start_actors()  # Ray first: an address
         try:  # that fails leaves no half-made run folder behind
             self._make_run_dir()

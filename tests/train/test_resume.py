@@ -858,7 +858,7 @@ def test_max_seconds_counts_from_the_start_of_train_not_from_the_actors(tmp_path
     trainer.close()
 
 
-def test_a_task_larger_than_the_games_left_is_warned_about(tmp_path, monkeypatch, capsys):
+def test_a_task_larger_than_the_whole_run_is_warned_about(tmp_path, monkeypatch, capsys):
     import ray
 
     config = load_config(ROOT / "configs/smoke.yaml", total_games=64, games_per_task=1024)
@@ -866,6 +866,14 @@ def test_a_task_larger_than_the_games_left_is_warned_about(tmp_path, monkeypatch
     monkeypatch.setattr(trainer, "_start_actors", lambda: 1)
     monkeypatch.setattr(ray, "wait", lambda *args, **kwargs: ([], []))
     trainer.train(max_seconds=0.0)
-    assert ("warning: games_per_task=1,024 is more than the 64 games left to total_games=64; "
-            "tasks are played whole, so the run ends at 1,024 games") in capsys.readouterr().err
+    assert ("warning: games_per_task=1,024 is more than total_games=64; tasks are played whole, so the run "
+            "ends at 1,024 games") in capsys.readouterr().err
+    trainer.close()
+    # A run a part-task from its end (total_games not a multiple of the task: quick.yaml's) is no slip.
+    config = load_config(ROOT / "configs/quick.yaml")
+    trainer = Trainer(config, tmp_path / "quick", progress=False)
+    trainer.games = config.total_games - config.games_per_task // 2
+    monkeypatch.setattr(trainer, "_start_actors", lambda: 1)
+    trainer.train(max_seconds=0.0)
+    assert "warning" not in capsys.readouterr().err
     trainer.close()
