@@ -56,7 +56,19 @@ __all__ = ["Trainer", "TrainError", "start_ray", "check_ray_address", "resume_wi
 
 
 LOCAL_NODE_IP = "127.0.0.2"
-"""Address of the embedded local Ray (loopback)."""
+"""Address of the embedded local Ray (loopback), where the machine has it (``local_node_ip``)."""
+
+
+def local_node_ip() -> str:
+    """``LOCAL_NODE_IP`` where the loopback interface takes it (Linux and Windows route all of
+    127.0.0.0/8 there), else 127.0.0.1: macOS's lo0 holds only that address unless aliased,
+    and Ray then uses the machine's network address, as a bare ``ray.init()`` does."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((LOCAL_NODE_IP, 0))
+        except OSError:
+            return "127.0.0.1"
+    return LOCAL_NODE_IP
 
 
 class TrainError(RuntimeError):
@@ -153,7 +165,7 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
         try:
             ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
                      object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
-                     log_to_driver=True, _node_ip_address=LOCAL_NODE_IP)
+                     log_to_driver=True, _node_ip_address=local_node_ip())
         except (OSError, RuntimeError, ValueError) as exc:
             raise TrainError(f"cannot start a local Ray: {str(exc).strip()}") from None
     return ray.cluster_resources()

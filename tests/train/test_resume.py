@@ -877,3 +877,24 @@ def test_a_task_larger_than_the_whole_run_is_warned_about(tmp_path, monkeypatch,
     trainer.train(max_seconds=0.0)
     assert "warning" not in capsys.readouterr().err
     trainer.close()
+
+
+def test_the_local_ray_stays_on_a_loopback_address_the_machine_has(monkeypatch):
+    """127.0.0.2 keeps the embedded Ray off the network (Ray swaps 127.0.0.1 for the machine's
+    address); macOS's loopback holds only 127.0.0.1 unless aliased, so there it falls back."""
+    import socket
+
+    from train import trainer as trainer_module
+
+    if sys.platform.startswith("linux"):  # all of 127.0.0.0/8 is loopback
+        assert trainer_module.local_node_ip() == "127.0.0.2"
+    real = socket.socket
+
+    class OnlyOneLoopback(real):
+        def bind(self, address):
+            if address[0] != "127.0.0.1":
+                raise OSError(49, "Can't assign requested address")
+            return super().bind(address)
+
+    monkeypatch.setattr(trainer_module.socket, "socket", OnlyOneLoopback)
+    assert trainer_module.local_node_ip() == "127.0.0.1"
