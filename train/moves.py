@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -89,6 +88,14 @@ STREAM_OPTIONS = {"rules": "--rules", "ply": "--ply", "top": "--top", "player": 
 any other key besides position and dice (a request id, say) is ignored."""
 
 
+def _stream_option(key: str) -> str | None:
+    """The stream option a request key stands for: its name in any case, with leading dashes,
+    or singular/plural (``Rule``, ``--ply``, ``players``); None for any other key."""
+    word = key.lower().lstrip("-")
+    return next((option for option in STREAM_OPTIONS
+                 if word in (option, f"{option}s", option.removesuffix("s"))), None)
+
+
 def moves_record(line: str, rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
     """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
     try:
@@ -101,11 +108,9 @@ def moves_record(line: str, rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
     if missing:
         raise ValueError(f"missing key(s) {missing}")
     # Answered without them, the line would get another answer than it asks for; a near miss
-    # ("Rules", "rule") is taken for what it surely means.
-    # (A key much longer than any option cannot be a near miss: not compared, so a huge key costs nothing.)
-    longest = max(len(o) for o in STREAM_OPTIONS)
-    options = {key: option for key in request if key not in ("position", "dice") and len(str(key)) <= 2 * longest
-               for option in difflib.get_close_matches(str(key).lower(), STREAM_OPTIONS, n=1, cutoff=0.75)}
+    # ("Rule", "--ply", "players") is taken for what it surely means, but nothing further off:
+    # "plays" (a field of moves' own answer), "reply" or "topic" are a caller's own keys.
+    options = {key: option for key in request if (option := _stream_option(key)) is not None}
     if options:
         raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: such settings apply to "
                          f"the whole stream, as command-line options "
