@@ -130,7 +130,7 @@ def test_play_stops_cleanly_at_end_of_input():
 
 
 def test_bots_play_what_hint_ranks_first():
-    # Bots tie often; with colours given they break ties by FORMATS.md's order, as hint does.
+    # Bots tie often; they break ties in the core's order whatever the colours, and hint ranks so.
     import numpy as np
 
     from agents.bots import HeuristicBot, RaceBot
