@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,11 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         draw.text((x, h - bottom + 8), _games_label(k * step, step), fill="black", font=small, anchor="mt")
     draw.rectangle([left, top, w - right, h - bottom], outline="black")
     draw.text(((left + w - right) / 2, h - 25), "self-play games trained", fill="black", font=font, anchor="mm")
-    draw.text((left - 45, top - 14), "win rate", fill="black", font=font, anchor="lm")
-    draw.text(((left + w - right) / 2, 16), title or "Win rate against the bots (paired dice, 0-ply)",
+    draw.text((left - 45, top - 14), "win rate (bars: 95% intervals)", fill="black", font=font, anchor="lm")
+    against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
+    draw.text(((left + w - right) / 2, 16), title or f"Win rate against {against} (paired dice, 0-ply)",
               fill="black", font=font, anchor="mm")
+    legend = _labels(opponents, 12)
     for n, opp in enumerate(opponents):
         color = _COLORS.get(opp, _OTHER[n % len(_OTHER)])
         line = [xy(r["games_trained"], r[opp]["win_rate"]) for r in points if opp in r]
@@ -88,7 +91,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         _marker(draw, w - right + 30, ly, shape, color)
-        draw.text((w - right + 52, ly), f"vs {opp}", fill="black", font=font, anchor="lm")
+        draw.text((w - right + 52, ly), f"vs {legend[n]}", fill="black", font=font, anchor="lm")
     return _save_png(img, out_png, follow)
 
 
@@ -110,6 +113,35 @@ def _marker(draw: Any, x: float, y: float, shape: str, color: Any, r: float = 5)
 def _short(name: str, most: int = 24) -> str:
     """A label of at most ``most`` characters: a long path keeps its end, marked as cut."""
     return name if len(name) <= most else "..." + name[-(most - 3):]
+
+
+def _labels(names: list[str], most: int = 24) -> list[str]:
+    """Labels of at most ``most`` characters that tell the names apart: each keeps its end
+    (``_short``); names whose ends read alike (two runs' checkpoint-000400000.pt) show the part
+    in which they differ instead, and failing that their place in the list."""
+    labels = [_short(n, most) for n in names]
+    for label in {lab for lab in labels if labels.count(lab) > 1}:
+        group = [k for k, lab in enumerate(labels) if lab == label]
+        alike = [names[k] for k in group]
+        prefix = os.path.commonprefix(alike)
+        prefix = prefix[:max(prefix.rfind("/"), prefix.rfind(os.sep)) + 1]  # whole folders
+        suffix = os.path.commonprefix([n[len(prefix):][::-1] for n in alike])[::-1]
+        for k, name in zip(group, alike, strict=True):
+            middle = name[len(prefix):len(name) - len(suffix)]
+            head = ("..." if prefix else "") + middle
+            room = most - len(head) - 3
+            tail = ("..." + suffix[-room:] if room > 0 else "...") if suffix else ""
+            fits = most - len(tail)  # where they differ is nearest the common end: keep that
+            labels[k] = (head if len(head) <= fits else "..." + middle[-(fits - 3):]) + tail
+    for k, label in enumerate(list(labels)):  # still alike: numbered by their place in the list
+        if labels.count(label) > 1 or label in labels[:k]:
+            labels[k] = _short(f"{k + 1}: {names[k]}", most)
+    return labels
+
+
+def _signed(value: float) -> str:
+    """A rating as shown: +12, -3, and +0 for anything that rounds to zero (never -0)."""
+    return f"{round(value) + 0:+d}"
 
 
 def _canvas(w: int, h: int, size: int, small_size: int) -> tuple[Any, Any, Any, Any]:
@@ -139,7 +171,7 @@ def elo_bound(rating: dict, ratings: list[dict]) -> str:
 
 def _games_label(games: float, step: float) -> str:
     """Tick text: 1,500 below a thousand's step, else 25k / 2.5k."""
-    if step < 1000:
+    if step < 1000 or games == 0:
         return f"{games:,.0f}"
     return f"{games / 1000:g}k"
 
@@ -157,8 +189,15 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     left, right, top, bottom = 190, 70, 50, 50
     h = top + bottom + row_h * len(ratings)
     img, draw, font, _ = _canvas(w, h, 15, 15)
-    lo = min(0.0, min(r["elo_ci95"][0] for r in ratings))
-    hi = max(0.0, max(r["elo_ci95"][1] for r in ratings))
+    # The axis spans what the games support: a clean sweep's open end (a pseudo-win's value,
+    # which grows with the games and bounds nothing) is drawn to the edge, not measured.
+    bounds = [elo_bound(r, ratings) for r in ratings]
+    lo = min([0.0, *(r["elo_ci95"][0] for r, b in zip(ratings, bounds, strict=True) if b != "<="),
+              *(r["elo_ci95"][1] for r, b in zip(ratings, bounds, strict=True) if b == "<=")])
+    hi = max([0.0, *(r["elo_ci95"][1] for r, b in zip(ratings, bounds, strict=True) if b != ">="),
+              *(r["elo_ci95"][0] for r, b in zip(ratings, bounds, strict=True) if b == ">=")])
+    room = (hi - lo) * 0.15 or 100.0  # an open end shows past its bar, up to the edge
+    lo, hi = lo - room * ("<=" in bounds), hi + room * (">=" in bounds)
     step = _nice_step((hi - lo) / 5 or 100.0)
     lo, hi = step * math.floor(lo / step), step * math.ceil(hi / step)
     span = hi - lo
@@ -166,7 +205,8 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     def x(v: float) -> float:
         return left + (w - left - right) * (v - lo) / span
 
-    first = ladder["ratings"][0]["player"]
+    names = _labels([str(r["player"]) for r in ratings])
+    first = names[ratings.index(ladder["ratings"][0])]  # the anchor, labelled as in its row
     draw.text((w / 2, 18), f"Elo ratings against {first} ({ladder['games_per_pair']} games = {ladder['games_per_pair'] // 2} dice pairs a match, 95% CI)",
               fill="black", font=font, anchor="mm")
     for k in range(round(span / step) + 1):
@@ -175,7 +215,7 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
         draw.text((x(v), h - bottom + 20), f"{v:+.0f}", fill="black", font=font, anchor="mm")
     for k, r in enumerate(ratings):
         y = top + row_h * k + row_h / 2
-        bound = elo_bound(r, ratings)  # an open end (a clean sweep) runs to the edge, without a cap
+        bound = bounds[k]  # an open end (a clean sweep) runs to the edge, without a cap
         # A sweep's bar ends at the end of its interval that the games support.
         value = {">=": r["elo_ci95"][0], "<=": r["elo_ci95"][1]}.get(bound, r["elo"])
         draw.rectangle([min(x(0), x(value)), y - 12, max(x(0), x(value)), y + 12], fill=(70, 130, 190))
@@ -184,9 +224,9 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
         for end, is_open in zip(ends, (bound == "<=", bound == ">="), strict=True):
             if not is_open:
                 draw.line([(x(end), y - 6), (x(end), y + 6)], fill="black", width=2)
-        draw.text((left - 10, y), _short(str(r["player"])), fill="black", font=font, anchor="rm")
+        draw.text((left - 10, y), names[k], fill="black", font=font, anchor="rm")
         # The value goes past the interval's end, so the error bar never covers it.
-        draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + f"{value:+.0f}",
+        draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + _signed(value),
                   fill="black", font=font, anchor="lm")
     return _save_png(img, out_png, follow)
 

@@ -231,7 +231,7 @@ def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
     step = _nice_step(1024 / 5)
     assert [_games_label(k * step, step) for k in range(int(1024 // step) + 1)] == ["0", "500", "1,000"]
     step = _nice_step(400_000 / 5)
-    assert [_games_label(k * step, step) for k in range(3)] == ["0k", "100k", "200k"]
+    assert [_games_label(k * step, step) for k in range(3)] == ["0", "100k", "200k"]  # 0 as at any scale
     assert _games_label(2500, 500) == "2,500" and _games_label(2500, 2500) == "2.5k"
 
 
@@ -689,3 +689,35 @@ def test_jsonl_with_standard_output_closed_ends_quietly():
     out = subprocess.run(["bash", "-c", f"{cmd} moves --jsonl >&-"], input=line + "\n", capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+
+
+def test_chart_labels_tell_players_apart_and_a_sweep_does_not_stretch_the_axis(tmp_path, monkeypatch):
+    import PIL.ImageDraw
+
+    from train.plots import _labels, _signed, ladder_chart
+
+    same_end = ["runs/baseline/checkpoint-000400000.pt", "runs/bigger_net/checkpoint-000400000.pt", "random"]
+    labels = _labels(same_end)
+    assert len(set(labels)) == 3 and labels[2] == "random" and all(len(x) <= 24 for x in labels)
+    assert "baseline" in labels[0] and "bigger_net" in labels[1]
+    assert len(set(_labels(["a" * 40 + "z", "b" * 40 + "z", "c" * 40 + "z"], 12))) == 3
+    assert _signed(-0.4) == "+0" and _signed(-3.6) == "-4"
+
+    def rating(player, elo, lo, hi, group):
+        return {"player": player, "elo": elo, "elo_ci95": [lo, hi], "group": group}
+
+    # heuristic swept everyone: its interval's far end is a pseudo-win value of thousands.
+    swept = {"games_per_pair": 20, "ratings": [rating("race", 0, 0, 0, 1), rating("random", -40, -150, 60, 1),
+                                              rating("heuristic", 700, 300, 3000, 0)]}
+    drawn = []
+    original = PIL.ImageDraw.ImageDraw.text
+
+    def recording(self, xy, text, *args, **kwargs):
+        drawn.append(text)
+        return original(self, xy, text, *args, **kwargs)
+
+    monkeypatch.setattr(PIL.ImageDraw.ImageDraw, "text", recording)
+    ladder_chart(swept, tmp_path / "ladder.png")
+    ticks = [int(text) for text in drawn if text.lstrip("+-").isdigit()]  # the axis (and value) labels
+    assert max(ticks) <= 600 and min(ticks) >= -200, ticks  # a little past +300, not +3000
+    assert ">=+300" in drawn
