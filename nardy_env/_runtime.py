@@ -80,6 +80,9 @@ def _find_numba_cache() -> bool:
     return True
 
 
+_WINDOWS = os.name == "nt"
+
+
 def _not_private(folder: str) -> str | None:
     """Why ``folder`` is not safe for a cache that is unpickled (None when it is): it must be a real
     folder of this user's that no one else may write."""
@@ -88,7 +91,8 @@ def _not_private(folder: str) -> str | None:
         return "is not a folder (a link?)"
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
         return f"belongs to another user (uid {info.st_uid})"
-    if info.st_mode & 0o022:
+    # Windows reports every folder as 0o777 whatever its access rules (the temp folder is the user's own).
+    if not _WINDOWS and info.st_mode & 0o022:
         return "may be written by other users"
     return None
 

@@ -80,7 +80,7 @@ def main() -> int:
             print(f"{TARGET} is out of date: run python tools/cli_reference.py", file=sys.stderr)
             return 1
         return 0
-    TARGET.write_text(text)
+    TARGET.write_text(text, encoding="utf-8", newline="\n")
     print(f"wrote {TARGET}")
     return 0
 

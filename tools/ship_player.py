@@ -61,7 +61,7 @@ def main() -> None:
                 "command": f"python tools/ship_player.py {args.run} {out} --games {args.games} "
                            f"--ply-games {args.ply_games}",
                 "matches": results}
-    (out / "strength.json").write_text(json.dumps(strength, indent=2) + "\n")
+    (out / "strength.json").write_text(json.dumps(strength, indent=2) + "\n", encoding="utf-8", newline="\n")
 
     def row(key: str) -> str:
         s = results[key]
@@ -109,7 +109,7 @@ Measured with `{strength['command']}`
 Use it: `nardy play` (it is the default opponent), `nardy hint NPN 6 5`,
 `nardy eval checkpoints/default heuristic`, or the ONNX files from any language.
 """
-    (out / "README.md").write_text(readme)
+    (out / "README.md").write_text(readme, encoding="utf-8", newline="\n")
     print(f"wrote {out}/README.md and strength.json in {seconds:.0f} s")
 
 

@@ -292,7 +292,7 @@ class Trainer:
                     raise TrainError(str(exc)) from None
                 # Exclusive create claims the folder: of two runs started on one --out (or one
                 # default runs/NAME) at the same moment, the second stops here instead of mixing in.
-                with open(self.run_dir / "config.json", "x") as fh:
+                with open(self.run_dir / "config.json", "x", encoding="utf-8", newline="\n") as fh:
                     fh.write(text)
             except FileExistsError:
                 runlock.release(self._lock)
@@ -646,7 +646,7 @@ class Trainer:
                                                       "ci95", "mars_rate_a", "mars_rate_b", "games")}
         self.eval_history.append(record)
         self._make_run_dir()
-        with open(self.run_dir / "eval.jsonl", "a") as fh:
+        with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8", newline="\n") as fh:  # \n on Windows too
             fh.write(json.dumps(record) + "\n")
         if self._writer is not None:
             # The closing evaluation continues the eval/ curves too (a run trained further

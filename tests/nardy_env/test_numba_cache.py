@@ -77,6 +77,7 @@ def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):
     assert "OSError: [Errno 28] No space left on device" in out.stderr and "compiling without it" in out.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
 def test_a_temp_cache_folder_others_may_write_is_not_used(tmp_path):
     # numba unpickles its cache: a folder planted by another user (or open to all) could run code.
     uid = os.getuid()
@@ -87,3 +88,18 @@ def test_a_temp_cache_folder_others_may_write_is_not_used(tmp_path):
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
     assert "may be written by other users" in out.stderr and "compiled in every process" in out.stderr
     assert not list(planted.iterdir())  # nothing cached there, nothing read from there
+
+
+def test_on_windows_a_folders_mode_bits_do_not_make_it_shared(tmp_path, monkeypatch):
+    """Windows reports every folder as 0o777 whatever its access rules: there the temp cache
+    folder (the user's own temp) is not refused for them (it would be, in every process)."""
+    from nardy_env import _runtime
+
+    open_to_all = tmp_path / "cache"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    assert _runtime._not_private(str(open_to_all)) == "may be written by other users"
+    monkeypatch.setattr(_runtime, "_WINDOWS", True)
+    assert _runtime._not_private(str(open_to_all)) is None
+    (tmp_path / "file").write_text("x")
+    assert _runtime._not_private(str(tmp_path / "file")) == "is not a folder (a link?)"
