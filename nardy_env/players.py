@@ -120,8 +120,8 @@ class RandomPlayer:
 
 def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
     """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``."""
-    try:
-        params = inspect.signature(fn).parameters
+    try:  # the callable itself, as _check_called_as_choose reads it: an adapter's, not what it wraps
+        params = inspect.signature(fn, follow_wrapped=False).parameters
     except (TypeError, ValueError):
         return False
     return name in params or (through_kwargs and any(p.kind is inspect.Parameter.VAR_KEYWORD
@@ -419,6 +419,12 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                               f"skipped for it: {type(exc).__name__}: {exc}", stacklevel=2)
                 continue
         if player is not None:
+            if not ours and callable(getattr(player, "choose", None)):
+                try:  # refused now, in one line, rather than with a TypeError at its first move
+                    _check_called_as_choose(getattr(player, "choose"), f"{type(player).__name__}.choose")  # noqa: B009
+                except TypeError as exc:
+                    raise ValueError(f"{spec!r} (from the nardy.players entry point {ep_name!r}, {ep_value}): "
+                                     f"{exc}") from None
             return player
     if own_module and code is not None:  # "name:thing" (and "name:thing@2") may have been a plugin's
         return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
@@ -453,9 +459,15 @@ _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
 
 def names_code(spec: str) -> bool:
     """Whether ``spec`` names code to run, ``FILE.py:NAME`` or ``module:NAME`` (``@N`` allowed),
-    rather than a bot, a network file or a plugin's name."""
+    rather than a bot, a network file or folder (``runs/exp:v2``) or a plugin's name; as
+    ``load_player`` tells them apart."""
     base, at, depth = spec.rpartition("@")
-    return _CODE_SPEC.fullmatch(base if at and depth.isdigit() else spec) is not None
+    name = base if at and depth.isdigit() else spec
+    code = _CODE_SPEC.fullmatch(name)
+    if code is None:
+        return False
+    return code.group(1).endswith(".py") or (_MODULE.fullmatch(code.group(1)) is not None
+                                             and not os.path.exists(name))
 
 
 def code_file(spec: str) -> Path | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -198,7 +199,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
     if args.search:
         asked = _asked_rules(args.rules)
-        searcher = _load_players_or_exit([args.search], asked, quiet=True)
+        searcher, said = _load_players_or_exit([args.search], asked)
         search_rules = _game_rules("bench", [args.search], searcher, asked)
         from agents.registry import split_ply
         from agents.search import SearchPlayer
@@ -212,8 +213,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                          "(a run, checkpoint or exported policy folder)")
         max_ply = 2 if args.max_ply is None else args.max_ply
         positions = 40 if args.positions is None else args.positions
-        rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
-                            seed=args.seed, rules=search_rules)
+        try:
+            with _said_already(said):
+                rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
+                                    seed=args.seed, rules=search_rules)
+        except ValueError as exc:  # your own SearchPlayer object, which cannot be named @N
+            _usage_error(f"nardy bench: --search {args.search}: {exc}")
         if args.json:
             print(json.dumps({"player": args.search, "levels": rows, "seed": args.seed,
                               "rules": search_rules.to_dict()}))
@@ -268,12 +273,13 @@ def _own_file(spec: str) -> bool:
     return names_code(spec) and spec.rpartition(":")[0].endswith(".py")
 
 
-def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
+def _load_players_or_exit(specs, rules) -> tuple[list, list[str]]:
     """Load each named player (None: under the rules it was trained under), or exit with why not.
 
-    ``quiet``: no warnings, for a check made before the players are loaded again to play;
-    unless a player cannot be loaded: then they are shown (once each) before the error, as
-    they may say why (a plugin that failed to load or failed on the name).
+    What loading them says (warnings: a plugin that failed to load or failed on a name, a
+    network trained under other rules, your player file's own) is shown here, once each, under
+    the warning filters in force, before any error it may explain. Returns the players and the
+    texts shown, for ``_said_already`` around the match, which loads them again.
     """
     import warnings
 
@@ -281,7 +287,7 @@ def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
 
     players = []
     failure: SystemExit | None = None
-    with warnings.catch_warnings(record=quiet) as caught:  # under the filters in force (-W, PYTHONWARNINGS)
+    with warnings.catch_warnings(record=True) as caught:  # under the filters in force (-W, PYTHONWARNINGS)
         for spec in specs:
             try:
                 players.append(load_player(spec, rules))
@@ -291,12 +297,26 @@ def _load_players_or_exit(specs, rules, quiet: bool = False) -> list:
             except OSError as exc:  # a file that is there but cannot be read: not a usage error
                 print_later, failure = f"nardy: {exc}", SystemExit(1)
                 break
-    if failure is None:
-        return players
-    for w in {str(w.message): w for w in caught or []}.values():  # what was said, once each
+    said: dict = {}
+    for w in caught or []:  # once each, in the order first said
+        said.setdefault(str(w.message), w)
+    for w in said.values():
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    print(print_later, file=sys.stderr)
-    raise failure
+    if failure is not None:
+        print(print_later, file=sys.stderr)
+        raise failure
+    return players, list(said)
+
+
+@contextlib.contextmanager
+def _said_already(texts: list[str]):
+    """Warnings with these texts (shown when the players were first loaded) are not shown again."""
+    import warnings
+
+    with warnings.catch_warnings():
+        for text in texts:
+            warnings.filterwarnings("ignore", message=re.escape(text) + r"\Z")
+        yield
 
 
 def _game_rules(command: str, specs, players, asked):
@@ -330,10 +350,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return 2
     if args.records and not _writable_file_or_say("eval", "--records", args.records):
         return 2
-    rules = _game_rules("eval", [args.a, args.b], _load_players_or_exit([args.a, args.b], asked, quiet=True),
-                        asked)
-    result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                      progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
+    players, said = _load_players_or_exit([args.a, args.b], asked)
+    rules = _game_rules("eval", [args.a, args.b], players, asked)
+    with _said_already(said):
+        result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                          progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
     if args.records:
         from agents.files import write_atomic
@@ -409,10 +430,12 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
             return 2
         if not _writable_file_or_say("ladder", "--png", args.png):
             return 2
-    rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked, quiet=True), asked)
+    players, said = _load_players_or_exit(args.players, asked)
+    rules = _game_rules("ladder", args.players, players, asked)
     try:
-        out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                     progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
+        with _said_already(said):
+            out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                         progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2

@@ -310,8 +310,7 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     else:
         torch.set_num_threads(1)
     r = Rules.from_dict(rules)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings(record=True) as caught:  # under the filters in force (passed on to workers)
         players = load_player(spec_a, r), load_player(spec_b, r)
     return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), [str(w.message) for w in caught]
 

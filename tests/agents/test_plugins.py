@@ -262,3 +262,51 @@ def test_a_huge_unsigned_choice_is_shown_as_given_not_wrapped_to_a_negative_one(
     picks = choose_indices(FunctionPlayer(lambda s, f, r: np.zeros(2, dtype=np.uint64)), states, found,
                            np.random.default_rng(0))
     assert picks.tolist() == found.offsets[:-1].tolist()
+
+
+def test_an_adapter_that_takes_colors_gets_them_and_a_plugins_bad_player_is_refused_when_loaded(monkeypatch):
+    import functools
+
+    import numpy as np
+
+    from agents.registry import resolve
+    from nardy_env import initial_states, legal_afterstates
+    from nardy_env.players import choose_indices
+
+    got = []
+
+    def first(states, found):
+        return np.zeros(len(states), dtype=np.int64)
+
+    @functools.wraps(first)
+    def adapted(states, found, rng, colors=None):  # its own signature names colors=, first's does not
+        got.append(colors)
+        return first(states, found)
+
+    states = initial_states(2)
+    found = legal_afterstates(states, np.array([[6, 5], [3, 1]]))
+    choose_indices(load_player(adapted), states, found, np.random.default_rng(0), colors=np.array([0, 1]))
+    assert got and got[0] is not None and got[0].tolist() == [0, 1]
+
+    class TwoArgs:
+        def choose(self, states, found):
+            return first(states, found)
+
+    def theirs(spec, rules):
+        return TwoArgs() if spec == "two" else None
+
+    fake = [_EntryPoint("agents", "agents.registry:resolve", resolve), _EntryPoint("vendor", "vendor:resolve", theirs)]
+    monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
+    with pytest.raises(ValueError, match=r"'two' \(from the nardy.players entry point 'vendor', vendor:resolve\): "
+                                         r"TwoArgs.choose\(states, found\) cannot be called as a player"):
+        load_player("two")
+
+
+def test_a_folder_whose_name_has_a_colon_is_no_code(tmp_path, monkeypatch):
+    from nardy_env.players import names_code
+
+    (tmp_path / "exp:v2").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert not names_code(str(tmp_path / "exp:v2")) and not names_code("exp:v2") and not names_code("exp:v2@1")
+    assert names_code("mine.py:Player") and names_code("mypkg.bots:Player@2") and names_code("nowhere:Thing")
+    assert not names_code("heuristic") and not names_code("runs/quick")

@@ -380,6 +380,18 @@ def test_ply_for_a_network_whose_folder_name_has_a_colon_and_bench_for_a_player_
     assert out.returncode == 2 and "that player does not search" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_what_loading_a_player_says_is_shown_once_however_the_match_is_played(tmp_path):
+    (tmp_path / "dep.py").write_text("import warnings\n\nwarnings.warn('old api', DeprecationWarning)\n"
+                                     "warnings.warn('mind this', UserWarning)\n\n\ndef play(states, found, rng):\n"
+                                     "    return [0] * len(states)\n")
+    for workers in ("1", "2"):
+        out = run("eval", f"{tmp_path / 'dep.py'}:play", "random", "--games", "4", "--workers", workers,
+                  "--chunk-pairs", "1", "--json")
+        assert out.returncode == 0, out.stderr
+        assert out.stderr.count("UserWarning: mind this") + out.stderr.count("warning: mind this") == 1, out.stderr
+        assert "old api" not in out.stderr, (workers, out.stderr)
+
+
 def test_a_failed_load_shows_gathered_warnings_under_the_filters_in_force(tmp_path):
     (tmp_path / "dep.py").write_text("import warnings\n\nwarnings.warn('old api', DeprecationWarning)\n"
                                      "warnings.warn('mind this', UserWarning)\n\n\ndef play(states, found, rng):\n"
@@ -387,3 +399,13 @@ def test_a_failed_load_shows_gathered_warnings_under_the_filters_in_force(tmp_pa
     out = run("eval", f"{tmp_path / 'dep.py'}:play", "crashy", "--games", "2")
     assert out.returncode == 2 and "no player named 'crashy'" in out.stderr
     assert "mind this" in out.stderr and "old api" not in out.stderr  # DeprecationWarning: hidden by default
+
+
+def test_bench_search_of_your_own_search_player_object_is_one_line(tmp_path):
+    (tmp_path / "mine.py").write_text(
+        "import numpy as np\nfrom agents.search import SearchPlayer\n\n\nclass Flat:\n"
+        "    def outcomes(self, raw):\n        return np.full((len(raw), 4), 0.25)\n\n\n"
+        "player = SearchPlayer(Flat())\n")
+    out = run("bench", "--search", f"{tmp_path / 'mine.py'}:player", "--positions", "2", "--max-ply", "1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert "your own players do not search" in out.stderr
