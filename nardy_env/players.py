@@ -120,12 +120,17 @@ class RandomPlayer:
 
 def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
     """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``."""
-    try:  # the callable itself, as _check_called_as_choose reads it: an adapter's, not what it wraps
+    try:  # the callable itself, as _check_called_as_choose reads it: an adapter's own keywords count
         params = inspect.signature(fn, follow_wrapped=False).parameters
     except (TypeError, ValueError):
         return False
-    return name in params or (through_kwargs and any(p.kind is inspect.Parameter.VAR_KEYWORD
-                                                     for p in params.values()))
+    if name in params:
+        return True
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return False
+    # A decorator's (*args, **kwargs) passes keywords on to what it wraps: that one decides.
+    inner = getattr(fn, "__wrapped__", None)
+    return _accepts(inner, name, through_kwargs) if inner is not None and inner is not fn else through_kwargs
 
 
 def _check_called_as_choose(fn: Any, label: str) -> None:
@@ -419,6 +424,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                               f"skipped for it: {type(exc).__name__}: {exc}", stacklevel=2)
                 continue
         if player is not None:
+            if not ours and inspect.isclass(player):
+                raise ValueError(f"{spec!r} (from the nardy.players entry point {ep_name!r}, {ep_value}): it "
+                                 f"gave the class {player.__name__}, not a player; its resolver must return an "
+                                 "instance")
             if not ours and callable(getattr(player, "choose", None)):
                 try:  # refused now, in one line, rather than with a TypeError at its first move
                     _check_called_as_choose(getattr(player, "choose"), f"{type(player).__name__}.choose")  # noqa: B009

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
 import os
@@ -199,7 +198,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
     if args.search:
         asked = _asked_rules(args.rules)
-        searcher, said = _load_players_or_exit([args.search], asked)
+        searcher = _load_players_or_exit([args.search], asked)
         search_rules = _game_rules("bench", [args.search], searcher, asked)
         from agents.registry import split_ply
         from agents.search import SearchPlayer
@@ -214,9 +213,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         max_ply = 2 if args.max_ply is None else args.max_ply
         positions = 40 if args.positions is None else args.positions
         try:
-            with _said_already(said):
-                rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
-                                    seed=args.seed, rules=search_rules)
+            rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
+                                seed=args.seed, rules=search_rules)
         except ValueError as exc:  # your own SearchPlayer object, which cannot be named @N
             _usage_error(f"nardy bench: --search {args.search}: {exc}")
         if args.json:
@@ -273,50 +271,26 @@ def _own_file(spec: str) -> bool:
     return names_code(spec) and spec.rpartition(":")[0].endswith(".py")
 
 
-def _load_players_or_exit(specs, rules) -> tuple[list, list[str]]:
+def _load_players_or_exit(specs, rules) -> list:
     """Load each named player (None: under the rules it was trained under), or exit with why not.
 
     What loading them says (warnings: a plugin that failed to load or failed on a name, a
-    network trained under other rules, your player file's own) is shown here, once each, under
-    the warning filters in force, before any error it may explain. Returns the players and the
-    texts shown, for ``_said_already`` around the match, which loads them again.
+    network trained under other rules, your player file's own) is shown here, before any
+    error it may explain, and once a process: not again when the match loads them again
+    (``train.evaluate.load_saying_once``).
     """
-    import warnings
-
-    from nardy_env.players import PlayerNotFound, load_player
+    from nardy_env.players import PlayerNotFound
+    from train.evaluate import load_saying_once
 
     players = []
-    failure: SystemExit | None = None
-    with warnings.catch_warnings(record=True) as caught:  # under the filters in force (-W, PYTHONWARNINGS)
-        for spec in specs:
-            try:
-                players.append(load_player(spec, rules))
-            except (PlayerNotFound, ValueError) as exc:
-                print_later, failure = f"nardy: {exc}", SystemExit(2)
-                break
-            except OSError as exc:  # a file that is there but cannot be read: not a usage error
-                print_later, failure = f"nardy: {exc}", SystemExit(1)
-                break
-    said: dict = {}
-    for w in caught or []:  # once each, in the order first said
-        said.setdefault(str(w.message), w)
-    for w in said.values():
-        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    if failure is not None:
-        print(print_later, file=sys.stderr)
-        raise failure
-    return players, list(said)
-
-
-@contextlib.contextmanager
-def _said_already(texts: list[str]):
-    """Warnings with these texts (shown when the players were first loaded) are not shown again."""
-    import warnings
-
-    with warnings.catch_warnings():
-        for text in texts:
-            warnings.filterwarnings("ignore", message=re.escape(text) + r"\Z")
-        yield
+    for spec in specs:
+        try:
+            players.append(load_saying_once(spec, rules))
+        except (PlayerNotFound, ValueError) as exc:
+            _usage_error(f"nardy: {exc}")
+        except OSError as exc:  # a file that is there but cannot be read: not a usage error
+            raise SystemExit(f"nardy: {exc}") from None
+    return players
 
 
 def _game_rules(command: str, specs, players, asked):
@@ -350,11 +324,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         return 2
     if args.records and not _writable_file_or_say("eval", "--records", args.records):
         return 2
-    players, said = _load_players_or_exit([args.a, args.b], asked)
+    players = _load_players_or_exit([args.a, args.b], asked)
     rules = _game_rules("eval", [args.a, args.b], players, asked)
-    with _said_already(said):
-        result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                          progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
+    result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                      progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
     if args.records:
         from agents.files import write_atomic
@@ -430,12 +403,10 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
             return 2
         if not _writable_file_or_say("ladder", "--png", args.png):
             return 2
-    players, said = _load_players_or_exit(args.players, asked)
-    rules = _game_rules("ladder", args.players, players, asked)
+    rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked), asked)
     try:
-        with _said_already(said):
-            out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                         progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
+        out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
+                     progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
     except ValueError as exc:
         print(f"nardy ladder: {exc}", file=sys.stderr)
         return 2

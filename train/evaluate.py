@@ -9,6 +9,7 @@ the win rate with its interval, and both sides' mars rates.
 
 from __future__ import annotations
 
+import builtins
 import math
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -22,7 +23,15 @@ import numpy as np
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
-from nardy_env.players import PlayerFailed, PlayerSpec, choose_indices, code_file, load_player, player_name
+from nardy_env.players import (
+    Player,
+    PlayerFailed,
+    PlayerSpec,
+    choose_indices,
+    code_file,
+    load_player,
+    player_name,
+)
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
@@ -297,11 +306,12 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
-            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
+            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """Process-pool entry: load both players by name and play some pairs.
 
-    Returns the results and the texts of the warnings raised (loading a player
-    may warn), for the calling process to show once rather than once per worker.
+    Returns the results and the warnings loading the players raised, as (category
+    name, text), for the calling process to show once (``_say``) rather than once per
+    worker, as its filters decide.
     """
     try:
         import torch
@@ -310,9 +320,42 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     else:
         torch.set_num_threads(1)
     r = Rules.from_dict(rules)
-    with warnings.catch_warnings(record=True) as caught:  # under the filters in force (passed on to workers)
+    with warnings.catch_warnings(record=True) as caught:  # all of it: the calling process's filters decide
+        warnings.simplefilter("always")
         players = load_player(spec_a, r), load_player(spec_b, r)
-    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), [str(w.message) for w in caught]
+    said = [(w.category.__name__, str(w.message)) for w in caught]
+    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), said
+
+
+_SAID_ON_LOAD: set[str] = set()
+"""Texts of the warnings loading players has said in this process (``load_saying_once``)."""
+
+
+def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:
+    """``load_player``, what it says (warnings: a plugin that failed, a network trained under
+    other rules, a player file's own) said once a process, also when it fails (it may say why):
+    a match loads its players again, chunk by chunk and in each worker, after the command line."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # under the filters in force
+            return load_player(spec, rules)
+    finally:  # shown through the showwarning in force outside the recording
+        for w in caught:
+            if str(w.message) not in _SAID_ON_LOAD:
+                _SAID_ON_LOAD.add(str(w.message))
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _say(category_name: str, text: str) -> None:
+    """Say a warning a worker's load raised, once a process, as its own category (the
+    filters here decide: a DeprecationWarning stays hidden unless they show it)."""
+    if text in _SAID_ON_LOAD:
+        return
+    _SAID_ON_LOAD.add(text)
+    category = getattr(builtins, category_name, None)
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        category = UserWarning  # the player's own class: not importable here
+    warnings.warn(text, category, stacklevel=3)
 
 
 def display_name(player: Any, default: str) -> str:
@@ -395,10 +438,10 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}
-                notes: dict[str, None] = {}
+                notes: dict[tuple[str, str], None] = {}
                 for fut in as_completed(futures):
                     results[futures[fut]], caught = fut.result()
-                    notes.update(dict.fromkeys(caught))
+                    notes.update(dict.fromkeys((category, text) for category, text in caught))
                     bar.update(2 * len(chunks[futures[fut]]))
             except BrokenProcessPool as exc:
                 _stop_workers(pool)
@@ -413,12 +456,12 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                 _stop_workers(pool)
                 raise
             pool.shutdown()
-            for note in notes:  # each worker loaded the players: show their warnings once
-                warnings.warn(note, stacklevel=2)
+            for category, text in notes:  # each worker loaded the players: their warnings, once
+                _say(category, text)
             parts = [results[k] for k in range(len(chunks))]
         else:
-            pa = load_player(player_a, rules)
-            pb = load_player(player_b, rules)
+            pa = load_saying_once(player_a, rules)
+            pb = load_saying_once(player_b, rules)
             parts = [play_pairs(pa, pb, chunk, seed, rules, on_games_done=bar.update, records=records)
                      for chunk in chunks]
     finally:

@@ -90,10 +90,11 @@ any other key besides position and dice (a request id, say) is ignored."""
 
 def _stream_option(key: str) -> str | None:
     """The stream option a request key stands for: its name in any case, with leading dashes,
-    or singular/plural (``Rule``, ``--ply``, ``players``); None for any other key."""
+    or singular/plural (``Rule``, ``--ply``, ``plies``, ``players``); None for any other key."""
     word = key.lower().lstrip("-")
     return next((option for option in STREAM_OPTIONS
-                 if word in (option, f"{option}s", option.removesuffix("s"))), None)
+                 if word in (option, f"{option}s", option.removesuffix("s"), f"{option.removesuffix('y')}ies")),
+                None)
 
 
 def moves_record(line: str, rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:

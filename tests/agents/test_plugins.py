@@ -310,3 +310,67 @@ def test_a_folder_whose_name_has_a_colon_is_no_code(tmp_path, monkeypatch):
     assert not names_code(str(tmp_path / "exp:v2")) and not names_code("exp:v2") and not names_code("exp:v2@1")
     assert names_code("mine.py:Player") and names_code("mypkg.bots:Player@2") and names_code("nowhere:Thing")
     assert not names_code("heuristic") and not names_code("runs/quick")
+
+
+def test_a_plain_decorator_passes_on_what_the_function_it_wraps_takes(monkeypatch):
+    """wrapper(*args, **kwargs) passes keywords on: the wrapped function decides which it gets."""
+    import functools
+
+    import numpy as np
+
+    from agents.registry import resolve
+    from nardy_env import initial_states, legal_afterstates
+    from nardy_env.players import FunctionPlayer, _accepts, choose_indices
+
+    def timed(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return f(*args, **kwargs)
+        return wrapper
+
+    got = []
+
+    def first_play(states, found, rng, dice=None):
+        got.append(dice)
+        return np.zeros(len(states), dtype=np.int64)
+
+    player = FunctionPlayer(timed(first_play))
+    assert player._takes == ["dice"]  # not colors=, which first_play does not take
+    states = initial_states(2)
+    dice = np.array([[6, 5], [3, 1]])
+    found = legal_afterstates(states, dice)
+    choose_indices(player, states, found, np.random.default_rng(0), colors=np.array([0, 1]), dice=dice)
+    assert got[0].tolist() == dice.tolist()
+
+    def first_legal(obs, masks):  # a checker-mode policy without rng
+        return np.zeros(len(obs), dtype=np.int64)
+
+    assert not _accepts(timed(first_legal), "rng") and _accepts(timed(lambda obs, masks, rng: 0), "rng")
+
+    class Returned:
+        def choose(self, states, found, rng):
+            return np.zeros(len(states), dtype=np.int64)
+
+    def gives_a_class(spec, rules):
+        return Returned if spec == "cls" else None
+
+    fake = [_EntryPoint("agents", "agents.registry:resolve", resolve),
+            _EntryPoint("vendor", "vendor:resolve", gives_a_class)]
+    monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
+    with pytest.raises(ValueError, match="it gave the class Returned, not a player"):
+        load_player("cls")
+
+
+def test_a_workers_load_warnings_come_back_once_as_their_own_category(tmp_path):
+    import warnings
+
+    from train import evaluate as evaluate_module
+
+    (tmp_path / "old.py").write_text("import warnings\n\nwarnings.warn('old.py is deprecated', DeprecationWarning)\n\n\n"
+                                     "def play(states, found, rng):\n    return [0] * len(states)\n")
+    evaluate_module._SAID_ON_LOAD.discard("old.py is deprecated")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # the caller's filters decide, also for what workers saw
+        evaluate_module.evaluate(f"{tmp_path / 'old.py'}:play", "random", 8, seed=1, workers=2, chunk_pairs=1)
+    said = [w for w in caught if str(w.message) == "old.py is deprecated"]
+    assert len(said) == 1 and said[0].category is DeprecationWarning

@@ -515,7 +515,7 @@ def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
 def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys():
     import train.moves
 
-    for key in ("Rule", "rules", "RULES", "--ply", "Ply", "top", "players", "Policy"):
+    for key in ("Rule", "rules", "RULES", "--ply", "Ply", "plies", "top", "players", "Policy", "policies"):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         with pytest.raises(ValueError, match=f"'{key}' cannot be set per line"):
             train.moves.moves_record(line)
@@ -701,6 +701,7 @@ def test_chart_labels_tell_players_apart_and_a_sweep_does_not_stretch_the_axis(t
     assert len(set(labels)) == 3 and labels[2] == "random" and all(len(x) <= 24 for x in labels)
     assert "baseline" in labels[0] and "bigger_net" in labels[1]
     assert len(set(_labels(["a" * 40 + "z", "b" * 40 + "z", "c" * 40 + "z"], 12))) == 3
+    assert _labels(["race", "race"]) == ["1: race", "2: race"]
     assert _signed(-0.4) == "+0" and _signed(-3.6) == "-4"
 
     def rating(player, elo, lo, hi, group):

@@ -392,6 +392,17 @@ def test_what_loading_a_player_says_is_shown_once_however_the_match_is_played(tm
         assert "old api" not in out.stderr, (workers, out.stderr)
 
 
+def test_what_a_player_says_while_it_plays_is_not_taken_for_what_loading_said(tmp_path):
+    (tmp_path / "talks.py").write_text(
+        "import warnings\n\n\nclass P:\n    def __init__(self):\n        warnings.warn('slow player')\n\n"
+        "    def choose(self, states, found, rng):\n        warnings.warn('slow player')\n"
+        "        return [0] * len(states)\n")
+    out = run("eval", f"{tmp_path / 'talks.py'}:P", "random", "--games", "2", "--workers", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    # Once when loaded (said once however often the match loads it), and from choose() as Python shows it.
+    assert out.stderr.count("UserWarning: slow player") == 2, out.stderr
+
+
 def test_a_failed_load_shows_gathered_warnings_under_the_filters_in_force(tmp_path):
     (tmp_path / "dep.py").write_text("import warnings\n\nwarnings.warn('old api', DeprecationWarning)\n"
                                      "warnings.warn('mind this', UserWarning)\n\n\ndef play(states, found, rng):\n"
