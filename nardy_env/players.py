@@ -119,18 +119,41 @@ class RandomPlayer:
 
 
 def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
-    """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``."""
-    try:  # the callable itself, as _check_called_as_choose reads it: an adapter's own keywords count
-        params = inspect.signature(fn, follow_wrapped=False).parameters
-    except (TypeError, ValueError):
-        return False
-    if name in params:
-        return True
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return False
-    # A decorator's (*args, **kwargs) passes keywords on to what it wraps: that one decides.
+    """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``.
+
+    Read from the callable itself (as ``_check_called_as_choose`` reads it), so an adapter's own
+    keywords count; a plain decorator, ``wrapper(*args, **kwargs)``, is looked through to what it
+    hands everything on to (``_passed_through_to``)."""
+    seen: set[int] = set()
+    while True:
+        try:
+            params = inspect.signature(fn, follow_wrapped=False).parameters
+        except (TypeError, ValueError):
+            return False
+        if name in params:
+            return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return False
+        seen.add(id(fn))
+        inner = _passed_through_to(fn, params)
+        if inner is None or id(inner) in seen:  # nothing further, or a chain that loops
+            return through_kwargs
+        fn = inner
+
+
+def _passed_through_to(fn: Any, params: Any) -> Any:
+    """What a plain decorator, ``wrapper(*args, **kwargs)``, hands everything on to: its
+    ``__wrapped__``, a partial's function, a callable object's decorated ``__call__``. None for
+    anything else: ``(states, found, rng, **kwargs)`` is an adapter taking keywords for itself."""
+    kinds = sorted(p.kind for p in params.values())
+    if kinds != [inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]:
+        return None
     inner = getattr(fn, "__wrapped__", None)
-    return _accepts(inner, name, through_kwargs) if inner is not None and inner is not fn else through_kwargs
+    if inner is None and isinstance(fn, functools.partial):
+        inner = fn.func
+    if inner is None and not inspect.isroutine(fn):
+        inner = getattr(inspect.getattr_static(type(fn), "__call__", None), "__wrapped__", None)
+    return inner if callable(inner) else None
 
 
 def _check_called_as_choose(fn: Any, label: str) -> None:

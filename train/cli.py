@@ -175,6 +175,20 @@ def _cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+def _saying_once(handler):
+    """A command in which what loading players says is said once (``train.evaluate.saying_once``):
+    when the CLI checks them and again when the match loads them."""
+    def scoped(args: argparse.Namespace) -> int:
+        from train.evaluate import saying_once
+
+        with saying_once():
+            return handler(args)
+    scoped.__name__ = scoped.__qualname__ = handler.__name__
+    scoped.__doc__ = handler.__doc__
+    return scoped
+
+
+@_saying_once
 def _cmd_bench(args: argparse.Namespace) -> int:
     from train.bench import bench_core, bench_env, bench_search
 
@@ -311,6 +325,7 @@ def _game_rules(command: str, specs, players, asked):
     return rules
 
 
+@_saying_once
 def _cmd_eval(args: argparse.Namespace) -> int:
     from train.evaluate import MAX_GAMES, evaluate
 
@@ -386,6 +401,7 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
     return True
 
 
+@_saying_once
 def _cmd_ladder(args: argparse.Namespace) -> int:
     from agents.files import is_stream
     from train.evaluate import ladder

@@ -9,14 +9,16 @@ the win rate with its interval, and both sides' mars rates.
 
 from __future__ import annotations
 
-import builtins
+import contextlib
+import contextvars
+import functools
 import math
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -306,12 +308,11 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
-            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Process-pool entry: load both players by name and play some pairs.
 
-    Returns the results and the warnings loading the players raised, as (category
-    name, text), for the calling process to show once (``_say``) rather than once per
-    worker, as its filters decide.
+    Returns the results and the texts of the warnings loading the players raised,
+    for the calling process to show once (``_say_once``) rather than once per worker.
     """
     try:
         import torch
@@ -320,42 +321,74 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     else:
         torch.set_num_threads(1)
     r = Rules.from_dict(rules)
-    with warnings.catch_warnings(record=True) as caught:  # all of it: the calling process's filters decide
-        warnings.simplefilter("always")
+    # Under the worker's filters: the defaults and those of -W and PYTHONWARNINGS, which a spawned
+    # process inherits (not filters a script sets in Python: they stay in the calling process).
+    with warnings.catch_warnings(record=True) as caught:
         players = load_player(spec_a, r), load_player(spec_b, r)
-    said = [(w.category.__name__, str(w.message)) for w in caught]
-    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), said
+    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), [str(w.message) for w in caught]
 
 
-_SAID_ON_LOAD: set[str] = set()
-"""Texts of the warnings loading players has said in this process (``load_saying_once``)."""
+_SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("nardy_load_said", default=None)
+"""Texts of the warnings loading players has said in the command or call in progress."""
+
+
+@contextlib.contextmanager
+def saying_once() -> Iterator[set[str]]:
+    """A scope in which what loading players says (``load_saying_once``) is said once: a
+    command, one ``evaluate()`` or ``ladder()`` call (its matches load their players again,
+    chunk by chunk and in each worker). Nested scopes share the outer one's."""
+    said = _SAID.get()
+    if said is not None:
+        yield said
+        return
+    token = _SAID.set(set())
+    try:
+        yield _SAID.get() or set()
+    finally:
+        _SAID.reset(token)
 
 
 def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:
     """``load_player``, what it says (warnings: a plugin that failed, a network trained under
-    other rules, a player file's own) said once a process, also when it fails (it may say why):
-    a match loads its players again, chunk by chunk and in each worker, after the command line."""
+    other rules, a player file's own) said once in the scope in progress (``saying_once``),
+    also when it fails (it may say why)."""
+    said = _SAID.get()
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:  # under the filters in force
             return load_player(spec, rules)
     finally:  # shown through the showwarning in force outside the recording
         for w in caught:
-            if str(w.message) not in _SAID_ON_LOAD:
-                _SAID_ON_LOAD.add(str(w.message))
+            if said is None or str(w.message) not in said:
+                if said is not None:
+                    said.add(str(w.message))
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
-def _say(category_name: str, text: str) -> None:
-    """Say a warning a worker's load raised, once a process, as its own category (the
-    filters here decide: a DeprecationWarning stays hidden unless they show it)."""
-    if text in _SAID_ON_LOAD:
+def _say_once(text: str) -> None:
+    """A warning a worker's load raised (as a UserWarning here), once in the scope in progress,
+    and counted as said only if the filters here let it be shown."""
+    said = _SAID.get()
+    if said is not None and text in said:
         return
-    _SAID_ON_LOAD.add(text)
-    category = getattr(builtins, category_name, None)
-    if not (isinstance(category, type) and issubclass(category, Warning)):
-        category = UserWarning  # the player's own class: not importable here
-    warnings.warn(text, category, stacklevel=3)
+    with warnings.catch_warnings(record=True) as caught:  # the filters in force decide
+        warnings.warn(text, UserWarning, stacklevel=3)
+    for w in caught:
+        if said is not None:
+            said.add(text)
+        warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _in_one_saying(fn: _F) -> _F:
+    """Run ``fn`` in one ``saying_once`` scope (its own, or the caller's command's)."""
+    @functools.wraps(fn)
+    def scoped(*args: Any, **kwargs: Any) -> Any:
+        with saying_once():
+            return fn(*args, **kwargs)
+    return cast(_F, scoped)
 
 
 def display_name(player: Any, default: str) -> str:
@@ -382,6 +415,7 @@ def _check_seed(seed: Any) -> None:
         raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
 
 
+@_in_one_saying
 def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int = 0,
              rules: RulesLike = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
@@ -438,10 +472,10 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}
-                notes: dict[tuple[str, str], None] = {}
+                notes: dict[str, None] = {}
                 for fut in as_completed(futures):
                     results[futures[fut]], caught = fut.result()
-                    notes.update(dict.fromkeys((category, text) for category, text in caught))
+                    notes.update(dict.fromkeys(caught))
                     bar.update(2 * len(chunks[futures[fut]]))
             except BrokenProcessPool as exc:
                 _stop_workers(pool)
@@ -456,8 +490,8 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                 _stop_workers(pool)
                 raise
             pool.shutdown()
-            for category, text in notes:  # each worker loaded the players: their warnings, once
-                _say(category, text)
+            for note in notes:  # each worker loaded the players: their warnings, once
+                _say_once(note)
             parts = [results[k] for k in range(len(chunks))]
         else:
             pa = load_saying_once(player_a, rules)
@@ -508,6 +542,7 @@ def _progress(total: int, desc: str, enabled: bool):
     return progress_bar(total, desc, unit="game", leave=False)
 
 
+@_in_one_saying
 def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES,
            workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.

@@ -93,7 +93,8 @@ def _stream_option(key: str) -> str | None:
     or singular/plural (``Rule``, ``--ply``, ``plies``, ``players``); None for any other key."""
     word = key.lower().lstrip("-")
     return next((option for option in STREAM_OPTIONS
-                 if word in (option, f"{option}s", option.removesuffix("s"), f"{option.removesuffix('y')}ies")),
+                 if word in (option, f"{option}s", option.removesuffix("s"))
+                 or (option.endswith("y") and word == f"{option[:-1]}ies")),
                 None)
 
 

@@ -133,9 +133,12 @@ def _labels(names: list[str], most: int = 24) -> list[str]:
             tail = ("..." + suffix[-room:] if room > 0 else "...") if suffix else ""
             fits = most - len(tail)  # where they differ is nearest the common end: keep that
             labels[k] = (head if len(head) <= fits else "..." + middle[-(fits - 3):]) + tail
-    repeated = [k for k, label in enumerate(labels) if labels.count(label) > 1]
-    for k in repeated:  # still alike: numbered by their place in the list
-        labels[k] = _short(f"{k + 1}: {names[k]}", most)
+    numbered: set[int] = set()
+    while repeated := [k for k, label in enumerate(labels) if labels.count(label) > 1 and k not in numbered]:
+        for k in repeated:  # still alike: numbered by their place in the list, the number kept whole
+            number = f"{k + 1}: "
+            labels[k] = number + _short(names[k], most - len(number))
+            numbered.add(k)
     return labels
 
 

@@ -361,16 +361,79 @@ def test_a_plain_decorator_passes_on_what_the_function_it_wraps_takes(monkeypatc
         load_player("cls")
 
 
-def test_a_workers_load_warnings_come_back_once_as_their_own_category(tmp_path):
+def test_what_the_workers_filters_hide_is_not_shown_as_another_category(tmp_path):
     import warnings
 
     from train import evaluate as evaluate_module
 
     (tmp_path / "old.py").write_text("import warnings\n\nwarnings.warn('old.py is deprecated', DeprecationWarning)\n\n\n"
                                      "def play(states, found, rng):\n    return [0] * len(states)\n")
-    evaluate_module._SAID_ON_LOAD.discard("old.py is deprecated")
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")  # the caller's filters decide, also for what workers saw
+        warnings.simplefilter("always")  # here; the workers load under their own filters (the defaults)
         evaluate_module.evaluate(f"{tmp_path / 'old.py'}:play", "random", 8, seed=1, workers=2, chunk_pairs=1)
-    said = [w for w in caught if str(w.message) == "old.py is deprecated"]
-    assert len(said) == 1 and said[0].category is DeprecationWarning
+    # The workers' defaults hide a DeprecationWarning from a module other than __main__, as
+    # the process's own do for the same player played in it: not shown as a UserWarning.
+    assert [str(w.message) for w in caught if "deprecated" in str(w.message)] == []
+
+
+def test_each_match_says_what_loading_its_players_says_once(monkeypatch):
+    import warnings
+
+    from agents.registry import resolve
+    from train.evaluate import evaluate, ladder
+
+    fake = [_EntryPoint("agents", "agents.registry:resolve", resolve),
+            _EntryPoint("zzz-broken", "brokenbot:resolve", error=ModuleNotFoundError("No module named 'x'"))]
+    monkeypatch.setattr(players, "entry_points", lambda group: fake if group == "nardy.players" else [])
+    for _ in range(2):  # a second call in the same process says it again: once per call, not per process
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            evaluate("race", "heuristic", 4, workers=1, chunk_pairs=1)
+        assert sum("'zzz-broken'" in str(w.message) for w in caught) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ladder(["race", "heuristic", "random"], 2, workers=1)  # three matches, one scope
+    assert sum("'zzz-broken'" in str(w.message) for w in caught) == 1
+
+
+def test_keywords_reach_what_takes_them_through_adapters_partials_and_loops():
+    import functools
+
+    from nardy_env.players import _accepts
+
+    def base(states, found, rng):
+        return None
+
+    @functools.wraps(base)
+    def colour_aware(states, found, rng, **kwargs):  # takes colors= for itself, through **kwargs
+        return kwargs["colors"]
+
+    assert _accepts(colour_aware, "colors")
+
+    def plain(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            return f(*args, **kwargs)
+        return wrapper
+
+    def takes_dice(states, found, rng, dice=None):
+        return dice
+
+    assert _accepts(functools.partial(plain(takes_dice)), "dice")
+    assert not _accepts(functools.partial(plain(base)), "colors")
+
+    class Called:
+        @plain
+        def __call__(self, states, found, rng):
+            return None
+
+    assert not _accepts(Called(), "colors")
+
+    def a(*args, **kwargs):
+        return None
+
+    def b(*args, **kwargs):
+        return None
+
+    a.__wrapped__, b.__wrapped__ = b, a  # a loop: ends, as **kwargs
+    assert _accepts(a, "colors") and not _accepts(a, "dice", through_kwargs=False)

@@ -520,7 +520,7 @@ def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys()
         with pytest.raises(ValueError, match=f"'{key}' cannot be set per line"):
             train.moves.moves_record(line)
     # moves' own answer fed to hint carries "plays"; ids and tags are the caller's.
-    for key in ("plays", "reply", "apply", "topic", "stop", "ruleset", "policy_id", "id", "k" * 100_000):
+    for key in ("plays", "reply", "apply", "topic", "topies", "stop", "ruleset", "policy_id", "id", "k" * 100_000):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         assert train.moves.moves_record(line)["results"]
     piped = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5]}) + "\n")
@@ -702,6 +702,8 @@ def test_chart_labels_tell_players_apart_and_a_sweep_does_not_stretch_the_axis(t
     assert "baseline" in labels[0] and "bigger_net" in labels[1]
     assert len(set(_labels(["a" * 40 + "z", "b" * 40 + "z", "c" * 40 + "z"], 12))) == 3
     assert _labels(["race", "race"]) == ["1: race", "2: race"]
+    assert len(set(_labels(["x" * 30, "x" * 30]))) == 2 and _labels(["x" * 30, "x" * 30])[1].startswith("2: ")
+    assert len(set(_labels(["race", "race", "1: race"]))) == 3
     assert _signed(-0.4) == "+0" and _signed(-3.6) == "-4"
 
     def rating(player, elo, lo, hi, group):
