@@ -290,8 +290,8 @@ def _load_players_or_exit(specs, rules) -> list:
 
     What loading them says (warnings: a plugin that failed to load or failed on a name, a
     network trained under other rules, your player file's own) is shown here, before any
-    error it may explain, and once a process: not again when the match loads them again
-    (``train.evaluate.load_saying_once``).
+    error it may explain, and once in the command: not again when the match loads them again
+    (``train.evaluate.load_saying_once``, within the handler's ``_saying_once``).
     """
     from nardy_env.players import PlayerNotFound
     from train.evaluate import load_saying_once

@@ -9,6 +9,7 @@ the win rate with its interval, and both sides' mars rates.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import contextvars
 import functools
@@ -308,11 +309,12 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
-            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[str]]:
+            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[str, str, str, int]]]:
     """Process-pool entry: load both players by name and play some pairs.
 
-    Returns the results and the texts of the warnings loading the players raised,
-    for the calling process to show once (``_say_once``) rather than once per worker.
+    Returns the results and the warnings loading the players raised (category, text,
+    file, line), for the calling process to show once (``_say_once``) as its own
+    filters decide, rather than once per worker.
     """
     try:
         import torch
@@ -323,9 +325,17 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     r = Rules.from_dict(rules)
     # Under the worker's filters: the defaults and those of -W and PYTHONWARNINGS, which a spawned
     # process inherits (not filters a script sets in Python: they stay in the calling process).
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught:  # all of it: the calling process's filters decide
+        warnings.simplefilter("always")
         players = load_player(spec_a, r), load_player(spec_b, r)
-    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), [str(w.message) for w in caught]
+    said = [(_builtin_category(w.category).__name__, str(w.message), w.filename, w.lineno) for w in caught]
+    return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), said
+
+
+def _builtin_category(category: type[Warning]) -> type[Warning]:
+    """The nearest of Python's own warning classes a category is (a player's own class,
+    defined in its file, cannot be sent between processes)."""
+    return next(c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning))
 
 
 _SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("nardy_load_said", default=None)
@@ -341,9 +351,10 @@ def saying_once() -> Iterator[set[str]]:
     if said is not None:
         yield said
         return
-    token = _SAID.set(set())
+    said = set()
+    token = _SAID.set(said)
     try:
-        yield _SAID.get() or set()
+        yield said
     finally:
         _SAID.reset(token)
 
@@ -365,14 +376,18 @@ def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) 
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
-def _say_once(text: str) -> None:
-    """A warning a worker's load raised (as a UserWarning here), once in the scope in progress,
-    and counted as said only if the filters here let it be shown."""
+def _say_once(category_name: str, text: str, filename: str, lineno: int) -> None:
+    """A warning a worker's load raised, once in the scope in progress, as raised there (its
+    category, file and line) and as the filters here decide (a player file's DeprecationWarning
+    stays hidden, as it is when the player is loaded here); counted as said only if shown."""
     said = _SAID.get()
     if said is not None and text in said:
         return
+    category = getattr(builtins, category_name, UserWarning)
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        category = UserWarning
     with warnings.catch_warnings(record=True) as caught:  # the filters in force decide
-        warnings.warn(text, UserWarning, stacklevel=3)
+        warnings.warn_explicit(text, category, filename, lineno)
     for w in caught:
         if said is not None:
             said.add(text)
@@ -447,7 +462,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     if workers is not None and int(workers) > 1 and not by_name:
         warnings.warn(f"workers={workers} is not used: a player object plays in this process; name both "
-                      "players by strings to play in worker processes", stacklevel=2)
+                      "players by strings to play in worker processes", stacklevel=3)  # 3: past _in_one_saying
     workers = default_workers(games) if workers is None else int(workers)
     seed = int(seed)  # a numpy integer too: the summary is JSON
     if chunk_pairs is None:
@@ -457,7 +472,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
     if by_name and min(workers, len(chunks)) > max(available_cpus(), 1):
         warnings.warn(f"workers={workers} is more than the {available_cpus()} CPUs here: the match plays the same, "
-                      "only slower (the processes compete for the CPUs)", stacklevel=2)
+                      "only slower (the processes compete for the CPUs)", stacklevel=3)
     bar = _progress(games, f"{label_a} vs {label_b}", progress)
     try:
         if by_name and workers > 1 and len(chunks) > 1:
@@ -472,7 +487,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}
-                notes: dict[str, None] = {}
+                notes: dict[tuple[str, str, str, int], None] = {}
                 for fut in as_completed(futures):
                     results[futures[fut]], caught = fut.result()
                     notes.update(dict.fromkeys(caught))
@@ -491,7 +506,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                 raise
             pool.shutdown()
             for note in notes:  # each worker loaded the players: their warnings, once
-                _say_once(note)
+                _say_once(*note)
             parts = [results[k] for k in range(len(chunks))]
         else:
             pa = load_saying_once(player_a, rules)
@@ -561,10 +576,8 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
         raise ValueError("each player may appear only once in a ladder")
     rules = as_rules(rules)
     _check_match(games, seed)
-    with warnings.catch_warnings():  # each match loads them again, and warns then
-        warnings.simplefilter("ignore")
-        for player in players:  # a name that is wrong fails now, not after the matches before it
-            load_player(player, rules)
+    for player in players:  # a name that is wrong fails now, not after the matches before it
+        load_saying_once(player, rules)  # what it says, said now (the matches load it again)
     names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
     matches = []
     wins: list[int] = []

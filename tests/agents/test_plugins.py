@@ -361,7 +361,7 @@ def test_a_plain_decorator_passes_on_what_the_function_it_wraps_takes(monkeypatc
         load_player("cls")
 
 
-def test_what_the_workers_filters_hide_is_not_shown_as_another_category(tmp_path):
+def test_a_workers_deprecation_warning_stays_one_for_the_callers_filters(tmp_path):
     import warnings
 
     from train import evaluate as evaluate_module
@@ -369,11 +369,15 @@ def test_what_the_workers_filters_hide_is_not_shown_as_another_category(tmp_path
     (tmp_path / "old.py").write_text("import warnings\n\nwarnings.warn('old.py is deprecated', DeprecationWarning)\n\n\n"
                                      "def play(states, found, rng):\n    return [0] * len(states)\n")
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")  # here; the workers load under their own filters (the defaults)
+        warnings.simplefilter("always")
         evaluate_module.evaluate(f"{tmp_path / 'old.py'}:play", "random", 8, seed=1, workers=2, chunk_pairs=1)
-    # The workers' defaults hide a DeprecationWarning from a module other than __main__, as
-    # the process's own do for the same player played in it: not shown as a UserWarning.
-    assert [str(w.message) for w in caught if "deprecated" in str(w.message)] == []
+    said = [w for w in caught if "deprecated" in str(w.message)]
+    assert len(said) == 1 and said[0].category is DeprecationWarning  # not a UserWarning, which shows by default
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)
+        evaluate_module.evaluate(f"{tmp_path / 'old.py'}:play", "random", 8, seed=2, workers=2, chunk_pairs=1)
+    assert not [w for w in caught if "deprecated" in str(w.message)]
 
 
 def test_each_match_says_what_loading_its_players_says_once(monkeypatch):
@@ -437,3 +441,35 @@ def test_keywords_reach_what_takes_them_through_adapters_partials_and_loops():
 
     a.__wrapped__, b.__wrapped__ = b, a  # a loop: ends, as **kwargs
     assert _accepts(a, "colors") and not _accepts(a, "dice", through_kwargs=False)
+
+
+def test_match_warnings_point_at_the_caller_and_workers_warnings_keep_their_category(tmp_path):
+    import warnings
+
+    from nardy_env.players import RandomPlayer
+    from train import evaluate as evaluate_module
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate_module.evaluate(RandomPlayer(), RandomPlayer(), 2, workers=2)
+    unused = [w for w in caught if "is not used" in str(w.message)]
+    assert len(unused) == 1 and unused[0].filename == __file__  # this line's caller, not nardy's wrapper
+
+    (tmp_path / "fw.py").write_text("import warnings\n\nwarnings.warn('old weights format', FutureWarning)\n\n\n"
+                                    "def play(states, found, rng):\n    return [0] * len(states)\n")
+    for workers in (1, 2):  # the caller's category filter decides, however the match is played
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            evaluate_module.evaluate(f"{tmp_path / 'fw.py'}:play", "random", 4, seed=workers, workers=workers,
+                                     chunk_pairs=1)
+        assert not [w for w in caught if "old weights" in str(w.message)], workers
+    (tmp_path / "fw2.py").write_text((tmp_path / "fw.py").read_text())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        evaluate_module.evaluate(f"{tmp_path / 'fw2.py'}:play", "random", 4, workers=2, chunk_pairs=1)
+    said = [w for w in caught if "old weights" in str(w.message)]
+    assert len(said) == 1 and said[0].category is FutureWarning and said[0].filename.endswith("fw2.py")
+    with evaluate_module.saying_once() as scope:
+        assert evaluate_module._SAID.get() is scope
+    assert evaluate_module._SAID.get() is None
