@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import functools
 import math
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -309,11 +310,11 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
 
 
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
-            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[str, str, str, int]]]:
+            rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     """Process-pool entry: load both players by name and play some pairs.
 
-    Returns the results and the warnings loading the players raised (category, text,
-    file, line), for the calling process to show once (``_say_once``) as its own
+    Returns the results and the warnings loading the players raised (category bases,
+    text, file, line, module), for the calling process to show once (``_say_once``) as its own
     filters decide, rather than once per worker.
     """
     try:
@@ -323,19 +324,36 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     else:
         torch.set_num_threads(1)
     r = Rules.from_dict(rules)
-    # Under the worker's filters: the defaults and those of -W and PYTHONWARNINGS, which a spawned
-    # process inherits (not filters a script sets in Python: they stay in the calling process).
-    with warnings.catch_warnings(record=True) as caught:  # all of it: the calling process's filters decide
+    # All of it, for the calling process's filters to decide (a script's own filters stay there);
+    # but an "error" from -W or PYTHONWARNINGS, which a spawned worker inherits, still fails the
+    # load here at once, as it would in the calling process.
+    errors = [f for f in warnings.filters if f[0] == "error"]
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        for _, message, category, module, lineno in reversed(errors):
+            warnings.filterwarnings("error", message.pattern if message else "", cast(type[Warning], category),
+                                    module.pattern if module else "", lineno)
         players = load_player(spec_a, r), load_player(spec_b, r)
-    said = [(_builtin_category(w.category).__name__, str(w.message), w.filename, w.lineno) for w in caught]
+    modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
+    said = [(_builtin_bases(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
+            for w in caught]
     return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), said
 
 
-def _builtin_category(category: type[Warning]) -> type[Warning]:
-    """The nearest of Python's own warning classes a category is (a player's own class,
-    defined in its file, cannot be sent between processes)."""
-    return next(c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning))
+def _builtin_bases(category: type[Warning]) -> tuple[str, ...]:
+    """The names of Python's own warning classes a category is, the most derived ones (a
+    player's own class, defined in its file, cannot be sent between processes)."""
+    builtin = [c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning)]
+    return tuple(c.__name__ for c in builtin if not any(d is not c and issubclass(d, c) for d in builtin))
+
+
+@functools.cache
+def _stand_in(bases: tuple[str, ...]) -> type[Warning]:
+    """A warning category here that is what a worker's was: one of Python's own, or a class
+    deriving from the several it derived from (so that filters by category match as they did)."""
+    classes = tuple(c for c in (getattr(builtins, name, None) for name in bases)
+                    if isinstance(c, type) and issubclass(c, Warning)) or (UserWarning,)
+    return classes[0] if len(classes) == 1 else type("_".join(c.__name__ for c in classes), classes, {})
 
 
 _SAID: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("nardy_load_said", default=None)
@@ -376,18 +394,16 @@ def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) 
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
-def _say_once(category_name: str, text: str, filename: str, lineno: int) -> None:
+def _say_once(bases: tuple[str, ...], text: str, filename: str, lineno: int, module: str | None) -> None:
     """A warning a worker's load raised, once in the scope in progress, as raised there (its
-    category, file and line) and as the filters here decide (a player file's DeprecationWarning
-    stays hidden, as it is when the player is loaded here); counted as said only if shown."""
+    category, file, line and module) and as the filters here decide (a player file's
+    DeprecationWarning stays hidden, as it is when the player is loaded here); counted as said
+    only if shown."""
     said = _SAID.get()
     if said is not None and text in said:
         return
-    category = getattr(builtins, category_name, UserWarning)
-    if not (isinstance(category, type) and issubclass(category, Warning)):
-        category = UserWarning
     with warnings.catch_warnings(record=True) as caught:  # the filters in force decide
-        warnings.warn_explicit(text, category, filename, lineno)
+        warnings.warn_explicit(text, _stand_in(tuple(bases)), filename, lineno, module=module)
     for w in caught:
         if said is not None:
             said.add(text)
@@ -487,7 +503,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}
-                notes: dict[tuple[str, str, str, int], None] = {}
+                notes: dict[tuple[Any, ...], None] = {}
                 for fut in as_completed(futures):
                     results[futures[fut]], caught = fut.result()
                     notes.update(dict.fromkeys(caught))

@@ -473,3 +473,46 @@ def test_match_warnings_point_at_the_caller_and_workers_warnings_keep_their_cate
     with evaluate_module.saying_once() as scope:
         assert evaluate_module._SAID.get() is scope
     assert evaluate_module._SAID.get() is None
+
+
+def test_workers_load_warnings_meet_module_error_and_multi_category_filters_as_loading_here_would(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import warnings
+
+    from agents.registry import SHIPPED_PLAYER
+    from train import evaluate as evaluate_module
+
+    (tmp_path / "fw.py").write_text("import warnings\n\nwarnings.warn('old weights format', FutureWarning)\n\n\n"
+                                    "def play(states, found, rng):\n    return [0] * len(states)\n")
+    script = tmp_path / "match.py"
+    script.write_text(
+        "import sys, warnings\nfrom train.evaluate import evaluate\n\nif __name__ == '__main__':\n"
+        "    with warnings.catch_warnings(record=True) as caught:\n"
+        "        try:\n"
+        "            evaluate(sys.argv[1], 'random', 4, workers=2, chunk_pairs=1, rules={'opening': 'reroll'})\n"
+        "        except ValueError as exc:\n            print('refused:', exc)\n"
+        "    print('said:', [str(w.message)[:40] for w in caught])\n")
+
+    def match(spec, filters):
+        env = {**os.environ, "PYTHONWARNINGS": filters}
+        return subprocess.run([sys.executable, str(script), spec], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path).stdout
+
+    # A filter naming nardy's module: the worker's warning, said here, is that module's.
+    out = match(str(SHIPPED_PLAYER), "ignore::UserWarning:agents.registry")
+    assert "said: []" in out, out
+    # "error" from the environment fails the load in the worker at once, as it would here.
+    out = match(f"{tmp_path / 'fw.py'}:play", "error::FutureWarning")
+    assert "refused:" in out and "FutureWarning: old weights format" in out, out
+
+    (tmp_path / "multi.py").write_text(
+        "import warnings\n\n\nclass Both(UserWarning, DeprecationWarning):\n    pass\n\n\n"
+        "warnings.warn('a warning of two kinds', Both)\n\n\ndef play(states, found, rng):\n"
+        "    return [0] * len(states)\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)  # it is one, here and from workers
+        evaluate_module.evaluate(f"{tmp_path / 'multi.py'}:play", "random", 4, workers=2, chunk_pairs=1)
+    assert not [w for w in caught if "two kinds" in str(w.message)]
