@@ -296,35 +296,31 @@ def test_the_block_reason_names_the_variant_in_play():
         npn, [6, 1], moves, legal_plays(npn, [6, 1]))
 
 
-def test_hint_against_a_player_that_cannot_rank_says_so():
+def _hint_then_quit(opponent: Recorder) -> str:
+    """A game in which white asks for a hint at the first turn with a choice, then quits."""
     out = io.StringIO()
-    opponent = Recorder()  # a random player, which scores nothing
 
     def turn(plays, npn, dice):
         return ["1", "y"] if len(plays) < 2 else ["hint", "quit", "y"]
 
     play_session(opponent, human=Color.WHITE, seed=3, games=1, read=Human(out, opponent, turn), out=out)
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def test_hint_against_a_player_that_cannot_rank_says_so():
+    text = _hint_then_quit(Recorder())  # a random player, which scores nothing
     assert "random chooses plays without scoring them: no hint." in text
     assert "Bye. Score: you 0, random 0." in text
 
 
 def test_hint_against_a_player_whose_equities_are_not_numbers_says_why_and_the_game_goes_on():
-    out = io.StringIO()
-
     class Careless(Recorder):
         def equities(self, found):
             values = np.zeros(len(found.states))
             values[-1] = np.nan
             return values
 
-    opponent = Careless()
-
-    def turn(plays, npn, dice):
-        return ["1", "y"] if len(plays) < 2 else ["hint", "quit", "y"]
-
-    play_session(opponent, human=Color.WHITE, seed=3, games=1, read=Human(out, opponent, turn), out=out)
-    text = out.getvalue()
+    text = _hint_then_quit(Careless())
     assert "No hint: player 'random' returned equity nan for play" in text
     assert "Bye. Score: you 0, random 0." in text
 
