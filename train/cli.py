@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import json
 import os
 import re
@@ -178,13 +179,12 @@ def _cmd_moves(args: argparse.Namespace) -> int:
 def _saying_once(handler):
     """A command in which what loading players says is said once (``train.evaluate.saying_once``):
     when the CLI checks them and again when the match loads them."""
+    @functools.wraps(handler)
     def scoped(args: argparse.Namespace) -> int:
         from train.evaluate import saying_once
 
         with saying_once():
             return handler(args)
-    scoped.__name__ = scoped.__qualname__ = handler.__name__
-    scoped.__doc__ = handler.__doc__
     return scoped
 
 
