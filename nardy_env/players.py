@@ -173,6 +173,11 @@ def _check_called_as_choose(fn: Any, label: str) -> None:
                         f"arguments, (states, found, rng), and colors=/dice= when it names them{factory}") from None
 
 
+def _check_choose_of(player: Any) -> None:
+    """``_check_called_as_choose`` on a player object's ``choose``."""
+    _check_called_as_choose(getattr(player, "choose"), f"{type(player).__name__}.choose")  # noqa: B009
+
+
 def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
                    rng: np.random.Generator, colors: np.ndarray | None = None,
                    dice: np.ndarray | None = None, *, name_failures: bool = False) -> np.ndarray:
@@ -401,7 +406,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         if inspect.isclass(spec):
             raise TypeError(f"{spec.__name__} is a class: pass an instance, {spec.__name__}()")
         if callable(getattr(spec, "choose", None)):
-            _check_called_as_choose(getattr(spec, "choose"), f"{type(spec).__name__}.choose")  # noqa: B009
+            _check_choose_of(spec)
             own = getattr(spec, "rules", None)
             if rules is not None and isinstance(own, Rules) and own != rules and getattr(spec, "lists_moves", False):
                 raise ValueError(f"{player_name(spec, type(spec).__name__)} lists its checker moves under rules "
@@ -453,7 +458,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                                  "instance")
             if not ours and callable(getattr(player, "choose", None)):
                 try:  # refused now, in one line, rather than with a TypeError at its first move
-                    _check_called_as_choose(getattr(player, "choose"), f"{type(player).__name__}.choose")  # noqa: B009
+                    _check_choose_of(player)
                 except TypeError as exc:
                     raise ValueError(f"{spec!r} (from the nardy.players entry point {ep_name!r}, {ep_value}): "
                                      f"{exc}") from None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -381,17 +381,12 @@ def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) 
     """``load_player``, what it says (warnings: a plugin that failed, a network trained under
     other rules, a player file's own) said once in the scope in progress (``saying_once``),
     also when it fails (it may say why)."""
-    said = _SAID.get()
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:  # under the filters in force
             return load_player(spec, rules)
     finally:  # shown through the showwarning in force outside the recording
-        for w in caught:
-            if said is None or str(w.message) not in said:
-                if said is not None:
-                    said.add(str(w.message))
-                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+        _show_new(caught)
 
 
 def _say_once(bases: tuple[str, ...], text: str, filename: str, lineno: int, module: str | None) -> None:
@@ -404,22 +399,19 @@ def _say_once(bases: tuple[str, ...], text: str, filename: str, lineno: int, mod
         return
     with warnings.catch_warnings(record=True) as caught:  # the filters in force decide
         warnings.warn_explicit(text, _stand_in(tuple(bases)), filename, lineno, module=module)
+    _show_new(caught)
+
+
+def _show_new(caught: list) -> None:
+    """Show recorded warnings not yet said in the scope in progress, and count them as said."""
+    said = _SAID.get()
     for w in caught:
+        text = str(w.message)
         if said is not None:
+            if text in said:
+                continue
             said.add(text)
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _in_one_saying(fn: _F) -> _F:
-    """Run ``fn`` in one ``saying_once`` scope (its own, or the caller's command's)."""
-    @functools.wraps(fn)
-    def scoped(*args: Any, **kwargs: Any) -> Any:
-        with saying_once():
-            return fn(*args, **kwargs)
-    return cast(_F, scoped)
 
 
 def display_name(player: Any, default: str) -> str:
@@ -446,7 +438,7 @@ def _check_seed(seed: Any) -> None:
         raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
 
 
-@_in_one_saying
+@saying_once()  # one scope a call (or the command's): its matches load the players again
 def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int = 0,
              rules: RulesLike = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
@@ -478,7 +470,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     if workers is not None and int(workers) > 1 and not by_name:
         warnings.warn(f"workers={workers} is not used: a player object plays in this process; name both "
-                      "players by strings to play in worker processes", stacklevel=3)  # 3: past _in_one_saying
+                      "players by strings to play in worker processes", stacklevel=3)  # 3: past saying_once's wrapper
     workers = default_workers(games) if workers is None else int(workers)
     seed = int(seed)  # a numpy integer too: the summary is JSON
     if chunk_pairs is None:
@@ -573,7 +565,7 @@ def _progress(total: int, desc: str, enabled: bool):
     return progress_bar(total, desc, unit="game", leave=False)
 
 
-@_in_one_saying
+@saying_once()
 def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES,
            workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.
