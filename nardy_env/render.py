@@ -6,10 +6,26 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .core import OFF_MOVER, OFF_OPPONENT, pip_counts
+from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, _check_dice, pip_counts, validate_states
 from .notation import Color, ColorLike, as_color, format_npn, parse_npn
 
 __all__ = ["board_text", "board_words"]
+
+
+def picture_input(what: str, state: np.ndarray, dice: Sequence[int] | None) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """The one state row and the roll a picture ``what`` shows, checked (StateError saying what is wrong)."""
+    arr = np.asarray(state)
+    if arr.ndim != 1:
+        raise ValueError(f"{what} draws one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}: "
+                         "pass states[i] for one of a batch")
+    row = validate_states(arr)[0]
+    if dice is None:
+        return row, None
+    roll = np.asarray(dice)
+    if roll.shape != (2,):
+        raise StateError(f"{what}: dice must be two numbers 1..6, got {dice!r}")
+    first, second = (int(d) for d in _check_dice(roll, 1)[0])
+    return row, (first, second)
 
 
 def _cell(v: int) -> str:
@@ -25,11 +41,12 @@ def board_text(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = 
     White moves 24 -> 1 (home 1-6), black 12 -> 1 -> 24 -> 13 (home 13-18).
     ``caption`` replaces the last line ("White to move, dice 6-5"), e.g. with a result.
     """
-    npn = format_npn(state, side)
+    state, dice = picture_input("board_text", state, dice)
+    npn = format_npn(state, side, validate=False)
     common = [int(x) for x in npn.split(":")[0].split(",")]
     side = as_color(side)
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
-    pips = pip_counts(np.asarray(state)[None])[0]
+    pips = pip_counts(state[None])[0]
     white_off, black_off = offs if side == Color.WHITE else offs[::-1]
     white_pips, black_pips = (pips if side == Color.WHITE else pips[::-1]).tolist()
     top = range(13, 25)
@@ -54,11 +71,12 @@ def board_text(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = 
 def board_words(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = None) -> str:
     """The position as a sentence per side, for a screen reader: where each side's checkers
     stand (common point numbers, low to high), how many are off, and the pip counts."""
-    npn = format_npn(state, side)
+    state, dice = picture_input("board_words", state, dice)
+    npn = format_npn(state, side, validate=False)
     common = [int(x) for x in npn.split(":")[0].split(",")]
     side = as_color(side)
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
-    pips = pip_counts(np.asarray(state)[None])[0].tolist()
+    pips = pip_counts(state[None])[0].tolist()
     if side != Color.WHITE:
         offs, pips = offs[::-1], pips[::-1]
     parts = []

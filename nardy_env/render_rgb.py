@@ -12,8 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, pip_counts
+from .core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, StateError, pip_counts
 from .notation import Color, ColorLike, as_color, format_npn
+from .render import picture_input
 
 __all__ = ["board_image", "WIDTH", "HEIGHT"]
 
@@ -103,8 +104,8 @@ def board_image(
     from PIL import Image, ImageDraw
 
     side = as_color(side)
-    state = np.asarray(state)
-    common = [int(v) for v in format_npn(state, side).split(":")[0].split(",")]
+    state, dice = picture_input("board_image", state, dice)
+    common = [int(v) for v in format_npn(state, side, validate=False).split(":")[0].split(",")]
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))
     pips = pip_counts(state[None])[0].tolist()
     if side == Color.BLACK:
@@ -187,7 +188,11 @@ def board_image(
                 faces = faces * 2
             used = [False] * len(faces)
             if dice_left is not None:
-                remaining = [int(c) for c in np.asarray(dice_left)]
+                per_face = np.asarray(dice_left)
+                if per_face.shape != (6,) or not np.issubdtype(per_face.dtype, np.integer) or (per_face < 0).any():
+                    raise StateError(f"board_image: dice_left holds the single-die moves still to play per face "
+                                     f"1..6, six whole numbers 0 or more, got {dice_left!r}")
+                remaining = [int(c) for c in per_face]
                 for i, f in enumerate(faces):
                     if remaining[f - 1] > 0:
                         remaining[f - 1] -= 1

@@ -18,6 +18,7 @@ from nardy_env import (
     START_NPN,
     Color,
     Rules,
+    StateError,
     flip,
     legal_afterstates,
     parse_npn,
@@ -325,6 +326,28 @@ def test_render_modes():
     img = env.render()
     assert img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3
     assert len(np.unique(img.reshape(-1, 3), axis=0)) > 8  # a picture, not a blank
+
+
+def test_pictures_refuse_what_they_cannot_draw():
+    from nardy_env.render import board_text, board_words
+    from nardy_env.render_rgb import board_image
+
+    state, side = parse_npn(START_NPN)
+    for draw in (board_text, board_words, board_image):
+        name = draw.__name__
+        with pytest.raises(StateError, match="dice must be integers 1..6"):
+            draw(state, side, (9, 3))
+        with pytest.raises(StateError, match=f"{name}: dice must be two numbers 1..6"):
+            draw(state, side, (3,))
+        with pytest.raises(ValueError, match=rf"{name} draws one state row \(shape \[26\]\), got shape \[1, 26\]"):
+            draw(state[None], side)
+        broken = state.copy()
+        broken[0] += 1
+        with pytest.raises(StateError, match="16 checkers"):
+            draw(broken, side)
+    with pytest.raises(StateError, match="dice_left holds"):
+        board_image(state, side, (6, 5), dice_left=[1, 1])
+    assert "dice 6-5" in board_text(state, side, np.array([6, 5]))
 
 
 def test_unknown_reset_options_are_rejected_by_name():
