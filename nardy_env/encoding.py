@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._runtime import from_numba_cache, numba_cache, numba_cache_placed, without_numba_cache
-from .core import HALF, HOME_SIZE, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError
+from .core import HALF, HOME_SIZE, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, _columns
 
 __all__ = ["RAW_SIZE", "FEATURES_VERSION", "NUM_FEATURES", "raw_positions", "features"]
 
@@ -43,10 +43,7 @@ _OFF_RAW = 2 * NUM_POINTS
 
 def raw_positions(states: np.ndarray) -> np.ndarray:
     """Mover's-view states ``[..., 26]`` -> float32 raw layout ``[..., 50]`` seen by the mover."""
-    states = np.asarray(states)
-    if states.shape[-1:] != (STATE_SIZE,):
-        raise StateError(f"states must have {STATE_SIZE} columns (the mover's-view state), got shape "
-                         f"{list(states.shape)}")
+    states = _columns(states)  # signed integers: an unsigned array's opponent would vanish
     board = states[..., :NUM_POINTS].astype(np.float32)
     raw = np.empty(states.shape[:-1] + (RAW_SIZE,), dtype=np.float32)
     raw[..., :NUM_POINTS] = np.maximum(board, 0)
@@ -64,6 +61,7 @@ _CACHE = numba_cache()  # as the rules core's (nardy_env/_runtime.py)
 @nb.njit(cache=_CACHE, nogil=True)
 def _encode(raw):
     """``features`` of float32 ``[N, RAW_SIZE]`` rows, compiled: one pass over each row.
+    Returns (features, -1), or (unfinished, the first row) if a row holds anything but checker counts.
 
     Exactly the features listed above, bit for bit as ``agents.network.RawFeatures``
     computes them in the graph on the CPU for whole checker counts (every sum is of
@@ -75,6 +73,10 @@ def _encode(raw):
     zero = np.float32(0.0)
     one = np.float32(1.0)
     for row in range(n):
+        for k in range(RAW_SIZE):  # checker counts, whole numbers 0..15 (NaN fails too)
+            c = raw[row, k]
+            if not (c >= zero and c <= np.float32(NUM_CHECKERS) and c == np.floor(c)):
+                return out, row
         for side in range(2):
             base = side * _PER_SIDE
             first = side * NUM_POINTS  # this side's counts on its personal points 1..24
@@ -107,25 +109,33 @@ def _encode(raw):
             out[row, base + 99] = home / np.float32(NUM_CHECKERS)
             out[row, base + 100] = np.float32(min(best, 6)) / np.float32(6.0)
             out[row, base + 101] = one if home + off == np.float32(NUM_CHECKERS) else zero
-    return out
+    return out, -1
 
 
 numba_cache_placed()
 
 
 def features(raw: npt.ArrayLike) -> np.ndarray:
-    """Raw layout ``[..., 50]`` -> float32 features ``[..., NUM_FEATURES]`` (version above)."""
+    """Raw layout ``[..., 50]`` -> float32 features ``[..., NUM_FEATURES]`` (version above).
+
+    The 50 numbers are checker counts, whole numbers 0..15; anything else is a ValueError naming
+    the row (a network would score it as if it meant something)."""
     raw = np.asarray(raw, dtype=np.float32)
     if raw.shape[-1:] != (RAW_SIZE,):
         raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
                          f"{list(raw.shape)}")
     flat = np.require(raw.reshape(-1, RAW_SIZE), np.float32, ["C", "W"])  # one array type: one compiled version
     try:
-        out = _encode(flat)
+        out, bad = _encode(flat)
     except Exception as exc:
         if not from_numba_cache(exc):
             raise
         where = getattr(getattr(_encode, "_cache", None), "_cache_path", "numba's cache folder")
         without_numba_cache(exc, [_encode], where)
-        out = _encode(flat)
+        out, bad = _encode(flat)
+    if bad >= 0:
+        row = flat[bad]
+        column = int(np.flatnonzero(~((row >= 0) & (row <= NUM_CHECKERS) & (row == np.floor(row))))[0])
+        raise ValueError(f"raw positions are checker counts, whole numbers 0..{NUM_CHECKERS} (the {RAW_SIZE} "
+                         f"numbers of raw_positions); row {bad}, column {column} holds {row[column]}")
     return out.reshape(raw.shape[:-1] + (NUM_FEATURES,))

@@ -163,6 +163,15 @@ def test_bad_states_and_dice_raise_clear_errors():
             helper(np.zeros((3, 5), dtype=np.int8))
     with pytest.raises(StateError, match="26 columns"):
         raw_positions(np.zeros((2, 50), dtype=np.int8))
+    with pytest.raises(StateError, match="signed integers"):  # 241 of the mover's, none of the opponent's
+        raw_positions(good.astype(np.uint8))
+    # Features are of checker counts: a network would score anything else as if it meant something.
+    raw = raw_positions(good)
+    for value in (0.5, -1.0, 16.0, np.nan):
+        bad = np.concatenate([raw, raw])
+        bad[1, 30] = value
+        with pytest.raises(ValueError, match=rf"row 1, column 30 holds {value}"):
+            features(bad)
     for width in (26, 60):
         with pytest.raises(ValueError, match="raw positions must have 50 columns"):
             features(np.zeros((2, width), dtype=np.float32))
