@@ -26,6 +26,7 @@ import numpy as np
 from nardy_env import Afterstates
 from nardy_env.core import NUM_CHECKERS, NUM_POINTS
 from nardy_env.encoding import raw_positions
+from nardy_env.players import check_batch
 
 from .common import segment_argmax
 
@@ -123,8 +124,12 @@ class _ValueBot:
     def values(raw: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        check_batch(states, found)
         # Ties to the core's (mover's-view) order whatever the colours: see the module's docstring.
         return segment_argmax(self.values(raw_positions(found.states)), found.offsets)
 

@@ -280,6 +280,9 @@ class OnnxEvaluator:
         _check_io(self.session, where)
         self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.where!r})"
+
     def __getstate__(self) -> dict[str, Any]:
         # An onnxruntime session cannot be pickled: a copy (deepcopy, a worker
         # process) carries the graph's bytes and builds its own session.

@@ -20,12 +20,14 @@ import warnings
 from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from nardy_env import Afterstates, Rules, flip, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole, validate_states
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
+from nardy_env.players import check_batch
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
@@ -58,7 +60,8 @@ def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Ru
     if asked != trained:
         warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
                       f"{asked.to_json()}, which it never learnt (to play it under its own: leave --rules out "
-                      f"on the command line; in Python, load_player(name, None))", stacklevel=3)
+                      f"on the command line; in Python, give the game rules= those, or load_player(name, None))",
+                      stacklevel=3)
     return asked
 
 
@@ -76,7 +79,13 @@ worth, near 100 MB, however many positions a call brings."""
 
 
 class SearchPlayer:
-    """Plays the afterstate with the highest n-ply equity."""
+    """Plays the afterstate with the highest n-ply equity.
+
+    ``evaluator``: the network (anything with ``outcomes(raw)``); ``ply``: the search depth
+    (above); ``rules``: the rules its look-ahead follows; ``filter_k``: the candidates searched
+    beyond 0-ply, the best by 0-ply; ``name``: how reports name it (``@ply`` appended beyond 0);
+    ``batch``: positions per forward pass.
+    """
 
     runs_your_code = True
     """What fails inside it is the network it was given (a checkpoint's weights, an exported graph,
@@ -104,8 +113,29 @@ class SearchPlayer:
         self.batch = int(batch)
         self.evaluations = 0  # positions sent to the evaluator, for cost reports
 
-    def static_equity(self, states: np.ndarray) -> np.ndarray:
-        """0-ply equity of mover's-view afterstates."""
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.name!r}, ply={self.ply}, filter_k={self.filter_k}, "
+                f"rules={self.rules.to_json()})")
+
+    def static_equity(self, states: npt.ArrayLike) -> np.ndarray:
+        """0-ply equity of mover's-view afterstates ``[B, 26]`` (a row: a batch of one), for the
+        side that has just moved; StateError if a row is not a position."""
+        return self._static(validate_states(states))
+
+    def equity(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
+        """n-ply equity of mover's-view afterstates ``[B, 26]`` (default: this player's ply), for
+        the side that has just moved; StateError if a row is not a position."""
+        if ply is not None and not is_whole(ply):
+            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
+        return self._equity(validate_states(states), ply)
+
+    def equity_on_roll(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
+        """Equity of mover's-view positions ``[B, 26]`` for the side to roll, before its roll: the
+        n-ply value (default: this player's ply) of the position as the opponent's afterstate,
+        negated. At 1-ply and deeper it averages over the side's 21 rolls."""
+        return -self.equity(flip(validate_states(states)), ply)
+
+    def _static(self, states: np.ndarray) -> np.ndarray:
         over, exact = _terminal_equity(states)
         value = exact.copy()
         live = np.flatnonzero(~over)
@@ -122,14 +152,11 @@ class SearchPlayer:
             value[rows] = equity
         return value
 
-    def equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
-        """n-ply equity of mover's-view afterstates (default: this player's ply)."""
+    def _equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
         if ply is None:
             ply = self.ply
-        elif not is_whole(ply):
-            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if ply == 0:
-            return self.static_equity(states)
+            return self._static(states)
         over, exact = _terminal_equity(states)
         value = exact.copy()
         live = np.flatnonzero(~over)
@@ -142,7 +169,7 @@ class SearchPlayer:
             # states at a time instead, each about DEEP_LEAVES / 20 leaves' worth of a batch.
             for start in range(0, live.size, step):
                 rows = live[start:start + step]
-                value[rows] = self.equity(states[rows], ply)
+                value[rows] = self._equity(states[rows], ply)
             return value
         opponent = flip(states[live])
         n = opponent.shape[0]
@@ -162,7 +189,7 @@ class SearchPlayer:
         ties at the filter's edge go to the smaller ``tie_rank`` (default: the
         core's order).
         """
-        static = self.static_equity(found.states)
+        static = self._static(found.states)
         if ply == 0:
             return static
         counts = found.counts()
@@ -173,7 +200,7 @@ class SearchPlayer:
         rank[order] = np.arange(static.size) - np.repeat(found.offsets[:-1], counts)
         keep = rank < self.filter_k
         value = np.full(static.size, -np.inf)
-        value[keep] = self.equity(found.states[keep], ply)
+        value[keep] = self._equity(found.states[keep], ply)
         # Unsearched candidates keep their 0-ply order, below all searched ones.
         value[~keep] = -1e6 + static[~keep]
         return value
@@ -184,5 +211,6 @@ class SearchPlayer:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        check_batch(states, found)
         ties = None if colors is None else results_rank(found.states, colors, found.offsets)
         return segment_argmax(self.evaluate(found, ties), found.offsets, ties)

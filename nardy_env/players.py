@@ -35,7 +35,7 @@ from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
 __all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
-           "choose_indices", "trained_rules", "PlayerFailed"]
+           "choose_indices", "check_batch", "trained_rules", "PlayerFailed"]
 
 
 @runtime_checkable
@@ -107,13 +107,27 @@ class PlayerFailed(ValueError):
                    f"({_where(exc, player)})")
 
 
+def check_batch(states: np.ndarray, found: Afterstates) -> None:
+    """ValueError unless ``found`` lists the afterstates of as many positions as ``states`` holds
+    (a player given the afterstates of other positions would answer for those)."""
+    rows = np.shape(states)[0] if np.ndim(states) > 1 else 1
+    listed = found.offsets.shape[0] - 1
+    if rows != listed:
+        raise ValueError(f"found lists the afterstates of {listed} position{'s' if listed != 1 else ''}, but "
+                         f"states holds {rows}: pass legal_afterstates(states, dice) of the same states")
+
+
 class RandomPlayer:
     """Uniform over the legal afterstates: the weakest baseline."""
 
     name = "random"
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        check_batch(states, found)
         counts = found.counts()
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
@@ -201,6 +215,7 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
             if failed is None:  # an interruption, or a bug of nardy's own: as it is
                 raise
             raise failed from exc
+    check_batch(states, found)
     extra: dict[str, np.ndarray] = {}
     if colors is not None and _accepts(player.choose, "colors"):
         extra["colors"] = np.asarray(colors)
@@ -381,6 +396,9 @@ class FunctionPlayer:
         self.name = getattr(fn, "__name__", "function")
         _check_called_as_choose(fn, self.name)
         self._takes = [name for name in ("colors", "dice") if _accepts(fn, name, through_kwargs=name == "colors")]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._fn!r})"
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..core import HEAD_INDEX, NUM_CHECKERS, Afterstates
-from ..players import _accepts
+from ..players import _accepts, check_batch
 from ..rules import DEFAULT_RULES, RulesLike, as_rules
 from .checker import (
     NUM_CHECKER_ACTIONS,
@@ -66,11 +66,15 @@ class CheckerPolicy:
         self.name = name or getattr(policy, "__name__", None) or "checker-policy"
         self.calls = 0  # policy calls made, for cost reports
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, obs_mode={self.obs_mode!r}, rules={self.rules.to_json()})"
+
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
         if dice is None:
             raise ValueError(f"{self.name}: a checker-mode policy needs each position's dice; call it through "
                              "nardy_env.players.choose_indices(..., dice=) as evaluation, the env and play do")
+        check_batch(states, found)
         state = np.array(states, dtype=np.int8).reshape(-1, states.shape[-1])
         n = state.shape[0]
         dice = np.asarray(dice, dtype=np.int64).reshape(n, 2)

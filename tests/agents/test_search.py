@@ -184,3 +184,52 @@ def test_deep_search_takes_a_few_states_at_a_time_with_the_same_values(monkeypat
     grouped = SearchPlayer(ev, ply=2, batch=2 * search.DEEP_LEAVES).equity(found.states)  # 2 states a group
     assert len(found.states) > 2 and np.allclose(grouped, whole)
     assert max(sizes) < biggest_whole / 2
+
+
+def test_public_values_check_their_positions_and_take_a_row_or_lists():
+    player = SearchPlayer(LinearEvaluator())
+    found = afterstates(RACE, [6, 5])
+    want = player.static_equity(found.states)
+    assert np.allclose(player.static_equity(found.states[0]), want[:1], atol=1e-6)  # BLAS: batch-size rounding
+    assert np.allclose(player.static_equity(found.states.tolist()), want, atol=1e-6)
+    assert np.allclose(player.equity(found.states[0], ply=1), player.equity(found.states[:1], ply=1), atol=1e-6)
+    broken = found.states.copy()
+    broken[0, 0] += 9  # 9 checkers more than a side has
+    for value in (player.static_equity, player.equity, player.equity_on_roll):
+        with pytest.raises(ValueError, match="state 0: the mover has .* checkers"):
+            value(broken)
+
+
+def test_equity_on_roll_is_minus_the_opponents_afterstate_value():
+    player = SearchPlayer(LinearEvaluator(), ply=1)
+    state, _ = parse_npn(RACE)
+    assert player.equity_on_roll(state)[0] == pytest.approx(-explicit_value(player.evaluator, flip(state), 1))
+    assert player.equity_on_roll(state, ply=0)[0] == pytest.approx(-explicit_value(player.evaluator, flip(state), 0))
+
+
+def test_a_player_refuses_the_afterstates_of_other_positions():
+    from agents.bots import HeuristicBot
+    from nardy_env.players import RandomPlayer, choose_indices
+
+    state, _ = parse_npn(RACE)
+    found = afterstates(RACE, [6, 5])
+    rng = np.random.default_rng(0)
+    for player in (SearchPlayer(LinearEvaluator()), HeuristicBot(), RandomPlayer()):
+        with pytest.raises(ValueError, match="found lists the afterstates of 1 position, but states holds 2"):
+            player.choose(np.stack([state, state]), found, rng)
+    with pytest.raises(ValueError, match="found lists the afterstates of 1 position, but states holds 3"):
+        choose_indices(lambda states, found, rng: np.zeros(1, np.int64), np.stack([state] * 3), found, rng)
+
+
+def test_players_say_what_they_are():
+    from agents.bots import HeuristicBot
+    from nardy_env.players import FunctionPlayer, RandomPlayer
+
+    assert repr(SearchPlayer(LinearEvaluator(), ply=1, name="net")).startswith(
+        "SearchPlayer('net@1', ply=1, filter_k=5, rules={\"opening\": \"play\"")
+    assert (repr(HeuristicBot()), repr(RandomPlayer())) == ("HeuristicBot()", "RandomPlayer()")
+
+    def first(states, found, rng):
+        return np.zeros(len(states), np.int64)
+
+    assert repr(FunctionPlayer(first)).startswith("FunctionPlayer(<function ")
