@@ -202,6 +202,16 @@ class MatchResult:
     records: list[dict[str, Any]] | None = None
     """Every game's record, in game order (``evaluate(..., records=True)``), else None."""
 
+    def __repr__(self) -> str:  # the summary line: a notebook shows this, not 2,000 games' arrays
+        if self.points_a.size < 2 or self.points_a.size % 2:  # not paired games (made by hand)
+            return f"MatchResult({self.player_a!r} vs {self.player_b!r}, {self.points_a.size} games)"
+        s = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
+        low, high = s["ci95"]
+        win_low, win_high = s["win_rate_ci95"]
+        return (f"MatchResult({self.player_a!r} vs {self.player_b!r}, {s['games']} games, seed {self.seed}: "
+                f"{s['points_per_game']:+.3f} points/game [{low:+.3f}, {high:+.3f}], win rate "
+                f"{s['win_rate']:.1%} [{win_low:.1%}, {win_high:.1%}]; .summary() for the rest)")
+
     def summary(self) -> dict[str, Any]:
         out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
         out["rules"] = self.rules

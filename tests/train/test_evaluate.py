@@ -46,6 +46,14 @@ def test_summary_statistics_on_a_known_case():
     assert (s["wins_a"], s["wins_b"], s["mars_wins_a"], s["mars_wins_b"]) == (5, 3, 2, 0)
 
 
+def test_a_match_result_prints_as_its_summary_line():
+    result = evaluate(RaceBot(), "random", 20, seed=4)
+    s = result.summary()
+    text = repr(result)
+    assert text.startswith(f"MatchResult('race' vs 'random', 20 games, seed 4: {s['points_per_game']:+.3f} points/game [")
+    assert f"win rate {s['win_rate']:.1%}" in text and "array" not in text
+
+
 def test_a_match_records_what_reproduces_it(tmp_path):
     """Versions that decide the games, and which network file each player was."""
     from importlib.metadata import version
