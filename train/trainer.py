@@ -241,6 +241,8 @@ class Trainer:
                 raise TrainError(f"eval_opponents: {opponent}: {exc}") from None
         self._lock: Path | None = None
         if resume:
+            if not self._checkpoints():  # refused before a .lock is made in a folder that holds no run
+                raise TrainError(f"nothing to resume: no checkpoint in {self.run_dir}")
             # Before anything is touched: the stray files below may be a live run's writes.
             self._hold_lock()
             try:
@@ -354,10 +356,15 @@ class Trainer:
 
     # -- state ------------------------------------------------------------------------------
 
+    def _checkpoints(self) -> list[Path]:
+        """The run's checkpoint files, the one to resume from first: checkpoint.pt, then the
+        numbered copies newest first."""
+        candidates = [self.run_dir / "checkpoint.pt", *reversed(numbered_checkpoints(self.run_dir))]
+        return [p for p in candidates if p.is_file()]
+
     def _load_latest_good(self) -> None:
         """Resume from checkpoint.pt, or from the newest numbered copy that reads if it does not."""
-        candidates = [self.run_dir / "checkpoint.pt", *reversed(numbered_checkpoints(self.run_dir))]
-        candidates = [p for p in candidates if p.is_file()]
+        candidates = self._checkpoints()
         if not candidates:
             raise TrainError(f"nothing to resume: no checkpoint in {self.run_dir}")
         unreadable: list[Path] = []

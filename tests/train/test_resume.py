@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -750,6 +751,12 @@ def test_the_lock_touches_only_runs_and_never_follows_a_link(tmp_path):
     # A .lock that links elsewhere: refused, and the file it names is not written.
     run = tmp_path / "run"
     _trained(run).close()
+    # A folder with a run's config.json but no checkpoint holds no run: refused, and left without a .lock.
+    (tmp_path / "config-only").mkdir()
+    shutil.copy(run / "config.json", tmp_path / "config-only")
+    with pytest.raises(TrainError, match="nothing to resume: no checkpoint in"):
+        Trainer(config_for_resume(run), tmp_path / "config-only", resume=True, progress=False)
+    assert sorted(p.name for p in (tmp_path / "config-only").iterdir()) == ["config.json"]
     (run / ".lock").unlink()
     victim = tmp_path / "precious.txt"
     victim.write_text("precious data")
