@@ -287,8 +287,10 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): "
                               "is it a YAML config?") from None
-        if loaded is None:
-            loaded = {}
+        if loaded is None:  # an empty file (or comments only): a truncated copy, a wrong file
+            raise ConfigError(f"{path} holds no settings (it is empty, or comments only); a config gives the "
+                              "settings it changes, and {} on its own line takes every default "
+                              "(docs/training.md lists them)")
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of settings at the top level")
         data.update(loaded)

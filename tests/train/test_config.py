@@ -158,6 +158,17 @@ def test_a_config_that_is_not_text_is_named(tmp_path):
         load_config(path)
 
 
+def test_an_empty_config_is_refused_and_an_explicit_empty_mapping_takes_the_defaults(tmp_path):
+    # An empty file is a truncated copy or the wrong file far more often than a wish for a long run.
+    for text in ("", "\n", "# nothing yet\n"):
+        path = tmp_path / "mine.yaml"
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=r"mine.yaml holds no settings \(it is empty, or comments only\)"):
+            load_config(path)
+    path.write_text("{}\n")
+    assert load_config(path) == load_config(None, name="mine")
+
+
 def test_a_config_may_not_name_code_to_run_as_an_opponent(tmp_path):
     # Resuming someone's run folder (its config.json, or the config inside checkpoint.pt) must not
     # run a file it names.
