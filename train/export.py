@@ -206,8 +206,8 @@ def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, s
     with torch.inference_mode():
         want = network.eval()(torch.from_numpy(raw)).double().numpy()
     want_equity = want @ np.asarray(EQUITY_WEIGHTS)
-    evaluator = OnnxEvaluator(model_bytes, where="the exported graph")
-    try:
+    try:  # loading it may fail too (onnxruntime's copy of the graph in a full temporary folder)
+        evaluator = OnnxEvaluator(model_bytes, where="the exported graph")
         outcomes, equity = evaluator.run(raw)
         diffs = {"outcomes": np.abs(outcomes - want).max(axis=1), "equity": np.abs(equity - want_equity)}
         for size in _VERIFY_BATCHES:  # the same rows in other batch sizes give the same answer

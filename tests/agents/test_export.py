@@ -485,6 +485,20 @@ def test_a_graph_that_computes_nan_fails_verification(checkpoint, tmp_path, monk
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_a_graph_onnxruntime_cannot_load_for_the_check_fails_verification(checkpoint, tmp_path, monkeypatch):
+    """Loading the graph to check it writes a copy to a temporary folder, which can fail (a full disk)."""
+    import onnxruntime
+
+    def cannot(*args, **kwargs):
+        raise OSError(27, "File too large")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", cannot)
+    with pytest.raises(ExportError, match=r"verification failed: onnxruntime cannot load the exported graph: "
+                                          r".*File too large.*nothing was written"):
+        export_policy(checkpoint, tmp_path / "out", exporter="torchscript", positions=64)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def _export_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_export_arguments(parser)
