@@ -281,7 +281,8 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
             raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
                               "a YAML file of your own works too: docs/training.md lists every key and its default)")
         try:
-            loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # a SafeLoader
+            with open(path, encoding="utf-8") as fh:  # from the file: YAML's messages name it
+                loaded = yaml.load(fh, Loader=_UniqueKeyLoader)  # a SafeLoader
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
         except UnicodeDecodeError as exc:

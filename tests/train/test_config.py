@@ -33,7 +33,7 @@ def test_unknown_keys_are_named(tmp_path):
     ("rules: {block_rule: sideways}\n", "rules: block_rule"),
     ("rules: {colour: red}\n", "rules: unknown rules key"),
     ("- a\n- b\n", "mapping"),
-    ("lam: [\n", "not valid YAML"),
+    ("lam: [\n", r"not valid YAML[\s\S]*  in \".*bad.yaml\", line 2"),  # the file named where YAML says
     ('hidden: "64"\n', "hidden: a list of layer sizes"),  # not layers (6, 4)
     ("hidden: 64\n", "hidden: a list of layer sizes"),
     ("hidden: [abc]\n", "hidden: a list of layer sizes"),
