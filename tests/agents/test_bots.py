@@ -64,6 +64,24 @@ def test_heuristic_takes_checkers_off_the_head():
     assert v[0] > v[1]
 
 
+def test_heuristic_fears_an_opponent_block_in_front_of_its_checkers():
+    # White's 15 wait on the head; black holds 23..18 in front of them, or the same pips with
+    # four stacked on 23 (no block). Nothing but black's block differs for the heuristic.
+    block = npn({24: 15}, {23: 1, 22: 1, 21: 1, 20: 1, 19: 1, 18: 1, 12: 9}, side="b")
+    stacked = npn({24: 15}, {23: 4, 18: 1, 13: 1, 12: 9}, side="b")
+    v = heuristic_values(raw_of(stacked, block))
+    assert v[0] > v[1]
+
+
+def test_heuristic_penalises_checkers_left_on_the_head_by_themselves():
+    # Equal pips, points held, points in black's path, stacks and blocks (black's one checker,
+    # on 13, has nothing in front of it): the afterstates differ only in checkers on the head.
+    fewer = npn({24: 12, 18: 2, 12: 1}, {13: 1}, off=(0, 14), side="b")
+    more = npn({24: 13, 14: 1, 10: 1}, {13: 1}, off=(0, 14), side="b")
+    v = heuristic_values(raw_of(fewer, more))
+    assert v[0] > v[1]
+
+
 def test_heuristic_hurries_home_when_mars_threatens():
     # Black has 10 off; white has none off. Bringing a checker home beats a
     # move of the same length that stays outside.

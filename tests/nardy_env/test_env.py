@@ -278,18 +278,23 @@ def test_opponent_plays_the_other_side_inside_step():
         calls.append(states.shape[0])
         return np.zeros(states.shape[0], dtype=np.int64)
 
-    for colour in (Color.WHITE, Color.BLACK):
+    outcomes = set()
+    for colour, seed in [(c, s) for s in range(2, 6) for c in (Color.WHITE, Color.BLACK)]:
         env = LongNardyEnv(opponent=first_afterstate, agent_color=colour.name.lower())
-        obs, info = env.reset(seed=2)
-        rng = np.random.default_rng(0)
+        obs, info = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
         while True:
             assert info["player"] == colour
             obs, reward, terminated, _, info = env.step(random_action(info, rng))
             if terminated:
                 assert reward in (-2.0, -1.0, 1.0, 2.0)
+                winner = Color(int(env.batch.side[0])).other  # the side that bore off its 15th
+                assert reward == (1 if winner == colour else -1) * env.batch.last_points[0]
+                outcomes.add(winner == colour)
                 break
             assert reward == 0
         assert calls
+    assert outcomes == {True, False}  # the agent's wins and its losses, each with its sign
 
 
 def test_random_agent_colour_per_episode_and_named_opponent():

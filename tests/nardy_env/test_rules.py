@@ -260,6 +260,12 @@ def test_both_dice_must_be_played_when_possible():
     assert out and all(len(p["moves"]) == 2 for p in out)
 
 
+def test_a_play_that_strands_the_other_die_is_not_legal_when_both_can_be_played():
+    # 20/14 leaves no 3 (14/11, 10/7 and 9/6 land on black), while 20/17 with 9/3 plays both.
+    pos = npn({1: 12, 20: 1, 10: 1, 9: 1}, {11: 1, 7: 1, 6: 1, 4: 1, 12: 11})
+    assert [p["moves"] for p in plays(pos, 6, 3)] == [[[9, 3], [20, 17]]]
+
+
 def test_larger_die_must_be_played_when_only_one_die_can_be():
     # 20/14 or 20/17 are possible alone; 14-3 and 17-6 both hit black's 11.
     pos = npn(STUCK, {11: 15})

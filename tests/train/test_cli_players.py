@@ -92,6 +92,18 @@ def test_hint_jsonl_ranks_every_result():
     assert equities == sorted(equities, reverse=True)
 
 
+def test_hint_values_a_game_winning_play_at_its_exact_points_for_the_mover():
+    from nardy_env.players import load_player
+    from tests.helpers import npn
+    from train.hint import rank_plays
+
+    # White bears off its last two with 6-1 (mars: black has none off), or leaves one on 1.
+    ranked = rank_plays(load_player("default", None), npn({6: 1, 1: 1}, {12: 15}, off=(13, 0)), [6, 1])
+    assert [r["moves"] for r in ranked] == [[[6, 0], [1, 0]], [[6, 5], [5, 0]]]
+    assert ranked[0]["equity"] == 2.0 and ranked[0]["outcomes"] == [0.0, 1.0, 0.0, 0.0]
+    assert 1.0 < ranked[1]["equity"] <= 2.0  # the mover's points: white is about to win
+
+
 def test_hint_jsonl_top_cuts_the_ranking_only_when_given():
     line = json.dumps({"position": "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b", "dice": [6, 2]})
     every = json.loads(run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\n").stdout)

@@ -50,6 +50,19 @@ def test_resume_restores_weights_optimizer_counters_rng_and_replay(tmp_path):
     assert [p.name for p in run.glob("replay-*.npz")] == ["replay-000000768.npz"]  # only the latest
 
 
+def test_tasks_in_flight_at_a_save_are_played_again_after_resume(tmp_path):
+    # A task (its index and exploration rate) sent to an actor but not back when the run stopped:
+    # the resumed run plays it first, so the games it stands for are not skipped.
+    run = tmp_path / "run"
+    before = _trained(run, steps=1)
+    before._tasks_to_redo = [[7, 0.25], [3, 0.5]]
+    before.save()
+    before.close()
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after._tasks_to_redo == [[3, 0.5], [7, 0.25]]
+    after.close()
+
+
 def test_a_corrupt_checkpoint_resumes_from_the_newest_good_copy(tmp_path):
     run = tmp_path / "run"
     before = _trained(run)

@@ -6,9 +6,21 @@ import numpy as np
 import pytest
 import torch
 
-from train.selfplay import SWAP, SelfPlayWorker, _lambda_returns_padded, lambda_returns
+from agents.search import EQUITY
+from nardy_env import flip, parse_npn
+from tests.helpers import npn
+from train.selfplay import SWAP, SelfPlayWorker, _lambda_returns_padded, lambda_returns, outcome_one_hot
 
 WIN, WIN_MARS, LOSE, LOSE_MARS = np.eye(4)
+
+
+def test_a_finished_game_is_a_win_or_a_mars_win_for_its_last_mover():
+    # White has borne off its 15th; black has 3 off (oin) or none (mars). Afterstates: white's view.
+    oin = flip(parse_npn(npn({}, {12: 12}, off=(15, 3), side="b"))[0][None])
+    mars = flip(parse_npn(npn({}, {12: 15}, off=(15, 0), side="b"))[0][None])
+    got = outcome_one_hot(np.concatenate([oin, mars]))
+    assert np.array_equal(got, [WIN, WIN_MARS])
+    assert (got @ EQUITY).tolist() == [1.0, 2.0]
 
 
 def test_td0_target_is_the_next_value_seen_from_the_other_side():
