@@ -136,6 +136,8 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
     if bad >= 0:
         row = flat[bad]
         column = int(np.flatnonzero(~((row >= 0) & (row <= NUM_CHECKERS) & (row == np.floor(row))))[0])
+        where = np.unravel_index(bad, raw.shape[:-1]) if raw.ndim > 2 else (bad,)
         raise ValueError(f"raw positions are checker counts, whole numbers 0..{NUM_CHECKERS} (the {RAW_SIZE} "
-                         f"numbers of raw_positions); row {bad}, column {column} holds {row[column]}")
+                         f"numbers of raw_positions); row {', '.join(str(int(i)) for i in where)}, column "
+                         f"{column} holds {row[column]}")
     return out.reshape(raw.shape[:-1] + (NUM_FEATURES,))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, _check_dice, pip_counts, validate_states
+from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, pip_counts, validate_states
 from .notation import Color, ColorLike, as_color, format_npn, parse_npn
 
 __all__ = ["board_text", "board_words"]
@@ -16,16 +16,16 @@ def picture_input(what: str, state: np.ndarray, dice: Sequence[int] | None) -> t
     """The one state row and the roll a picture ``what`` shows, checked (StateError saying what is wrong)."""
     arr = np.asarray(state)
     if arr.ndim != 1:
-        raise ValueError(f"{what} draws one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}: "
+        raise StateError(f"{what} draws one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}: "
                          "pass states[i] for one of a batch")
     row = validate_states(arr)[0]
     if dice is None:
         return row, None
     roll = np.asarray(dice)
-    if roll.shape != (2,):
-        raise StateError(f"{what}: dice must be two numbers 1..6, got {dice!r}")
-    first, second = (int(d) for d in _check_dice(roll, 1)[0])
-    return row, (first, second)
+    if (roll.shape != (2,) or not np.issubdtype(roll.dtype, np.integer) or ((roll < 1) | (roll > 6)).any()
+            or any(isinstance(d, (bool, np.bool_)) for d in roll.tolist() + list(dice))):
+        raise StateError(f"{what}: dice must be two whole numbers 1..6, got {dice!r}")
+    return row, (int(roll[0]), int(roll[1]))
 
 
 def _cell(v: int) -> str:

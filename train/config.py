@@ -8,6 +8,7 @@ key, so a typo never trains with a silent default.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 import os
@@ -281,8 +282,9 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
             raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
                               "a YAML file of your own works too: docs/training.md lists every key and its default)")
         try:
-            with open(path, encoding="utf-8") as fh:  # from the file: YAML's messages name it
-                loaded = yaml.load(fh, Loader=_UniqueKeyLoader)  # a SafeLoader
+            text = io.StringIO(path.read_text(encoding="utf-8"))  # decoded whole: a bad byte's offset is the file's
+            text.name = str(path)  # named: YAML's messages say which file
+            loaded = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path} is not valid YAML: {exc}") from None
         except UnicodeDecodeError as exc:

@@ -203,9 +203,11 @@ class MatchResult:
     """Every game's record, in game order (``evaluate(..., records=True)``), else None."""
 
     def __repr__(self) -> str:  # the summary line: a notebook shows this, not 2,000 games' arrays
-        if self.points_a.size < 2 or self.points_a.size % 2:  # not paired games (made by hand)
-            return f"MatchResult({self.player_a!r} vs {self.player_b!r}, {self.points_a.size} games)"
-        s = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
+        points, plies = np.asarray(self.points_a), np.asarray(self.plies)
+        if points.size < 2 or points.size % 2 or plies.shape != points.shape:  # not paired games (made by hand)
+            return (f"MatchResult({self.player_a!r} vs {self.player_b!r}, {points.size} "
+                    f"game{'' if points.size == 1 else 's'})")
+        s = summarize(self.player_a, self.player_b, points, plies, self.seed)
         low, high = s["ci95"]
         win_low, win_high = s["win_rate_ci95"]
         return (f"MatchResult({self.player_a!r} vs {self.player_b!r}, {s['games']} games, seed {self.seed}: "

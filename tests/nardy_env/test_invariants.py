@@ -172,6 +172,10 @@ def test_bad_states_and_dice_raise_clear_errors():
         bad[1, 30] = value
         with pytest.raises(ValueError, match=rf"row 1, column 30 holds {value}"):
             features(bad)
+    batched = np.stack([np.concatenate([raw, raw])] * 3)  # [3, 2, 50]: the row named as the caller indexes it
+    batched[2, 1, 7] = 0.5
+    with pytest.raises(ValueError, match=r"row 2, 1, column 7 holds 0.5"):
+        features(batched)
     for width in (26, 60):
         with pytest.raises(ValueError, match="raw positions must have 50 columns"):
             features(np.zeros((2, width), dtype=np.float32))

@@ -156,6 +156,9 @@ def test_a_config_that_is_not_text_is_named(tmp_path):
     path.write_bytes(b"name: x\n\xff\xfe\x00")
     with pytest.raises(ConfigError, match="is not UTF-8 text"):
         load_config(path)
+    path.write_bytes(b"# " + b"x" * 20000 + b"\nlam: 0.5\n\xff\xfe\n")  # past YAML's reading chunks
+    with pytest.raises(ConfigError, match="at byte 20012"):
+        load_config(path)
 
 
 def test_an_empty_config_is_refused_and_an_explicit_empty_mapping_takes_the_defaults(tmp_path):

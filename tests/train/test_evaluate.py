@@ -52,6 +52,9 @@ def test_a_match_result_prints_as_its_summary_line():
     text = repr(result)
     assert text.startswith(f"MatchResult('race' vs 'random', 20 games, seed 4: {s['points_per_game']:+.3f} points/game [")
     assert f"win rate {s['win_rate']:.1%}" in text and "array" not in text
+    from train.evaluate import MatchResult
+
+    assert repr(MatchResult("a", "b", [1], [3], 0)) == "MatchResult('a' vs 'b', 1 game)"  # made by hand
 
 
 def test_a_match_records_what_reproduces_it(tmp_path):
@@ -668,7 +671,7 @@ def test_a_bug_in_nardys_search_keeps_its_traceback_but_a_helper_of_your_player_
             return np.full((len(raw), 4), 0.25, dtype=np.float32)
 
     broken = SearchPlayer(Fine())
-    broken.batch = 0  # a bug of nardy's in the making: range() with step 0 in static_equity
+    broken.batch = 0  # a bug of nardy's in the making: range() with step 0 in _static
     with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero") as caught:
         evaluate(broken, "race", games=2, workers=1)
     assert not isinstance(caught.value, PlayerFailed)
