@@ -816,6 +816,8 @@ def _positive(what: str) -> Callable[[str], Any]:
 
 
 _SEED = _at_least(0)
+_DICE_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v < 2**32, "from 0 to 2**32 - 1")
+"""A match's dice seed (train.evaluate.MAX_SEED)."""
 _COUNT = _at_least(1)
 _PLY = _at_least(0)
 _POSITIVE = _positive("number")
@@ -832,7 +834,7 @@ def _TEXT(text: str) -> str:
 
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
-    parser.add_argument("--seed", type=_SEED, default=0, help="dice seed (default 0)")
+    parser.add_argument("--seed", type=_DICE_SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
     parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 1,000 games)")
     parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "

@@ -445,9 +445,14 @@ def _check_match(games: Any, seed: Any) -> None:
     _check_seed(seed)
 
 
+MAX_SEED = 2**32 - 1
+"""The largest dice seed. Each pair's dice come from numpy's ``default_rng([seed, pair])``, which
+reads a larger seed as two numbers: seed ``2**32 * k + s`` would replay seed ``s``'s pair ``k``."""
+
+
 def _check_seed(seed: Any) -> None:
-    if not is_whole(seed):
-        raise ValueError(f"seed must be a whole number, 0 or more, got {seed!r}")
+    if not is_whole(seed) or seed > MAX_SEED:
+        raise ValueError(f"seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
 
 
 @saying_once()  # one scope a call (or the command's): its matches load the players again

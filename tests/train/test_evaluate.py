@@ -364,6 +364,8 @@ def test_bad_match_arguments_are_named_before_any_game_is_played(monkeypatch):
     monkeypatch.setattr(ev, "play_pairs", lambda *a, **k: played.append(a))
     for games, seed, match in ((4.0, 0, "games must be an even number"), (4, None, "seed must be a whole number"),
                                (4, -1, "seed must be a whole number"), (True, 0, "games must be"),
+                               # numpy reads a larger seed as two numbers: 2**32 + 3 would replay seed 3's pair 1.
+                               (4, 2**32 + 3, r"seed must be a whole number from 0 to 2\*\*32 - 1"),
                                # Refused before anything is built for it (it once filled the memory).
                                (10**12, 0, r"games must be at most 10,000,000 in one match, got 1,000,000,000,000")):
         with pytest.raises(ValueError, match=match):
