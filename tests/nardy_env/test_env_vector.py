@@ -218,6 +218,9 @@ def test_actions_of_autoresetting_sub_envs_are_ignored():
     obs, reward, terminated, truncated, info = env.step(np.array([3059, -7]))  # ignored
     assert not truncated.any() and (reward == 0).all()
     assert (obs[:, 23] == 15).all()  # a new game: everyone on the head
+    for step in range(3):  # the new episode's step count starts again: truncated at its third step
+        obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
+        assert truncated.all() == (step == 2) and not terminated.any()
 
 
 def test_render_all_sub_envs():

@@ -44,6 +44,23 @@ def test_random_game_is_zero_sum_and_alternates(action_mode):
     assert sorted(totals.values()) in ([-1.0, 1.0], [-2.0, 2.0])
 
 
+def test_the_winner_sees_the_end_first_then_the_loser():
+    game = env()
+    game.reset(seed=5)
+    rng = np.random.default_rng(5)
+    while True:
+        mover = game.agent_selection
+        obs, _, terminated, _, _ = game.last()
+        game.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        if game.terminations[mover]:
+            break
+    loser = "black" if mover == "white" else "white"
+    points = game.rewards[mover]
+    assert game.agent_selection == mover and points in (1, 2) and game.last()[1] == points
+    game.step(None)  # the winner's step after the end: it leaves, and the loser sees its loss
+    assert game.agent_selection == loser and game.last()[1] == -points
+
+
 def test_blocked_player_passes():
     game = raw_env(action_mode="checker")
     game.reset(seed=0, options={"position": npn({24: 15}, {23: 3, 22: 3, 21: 3, 20: 3, 19: 3}), "dice": [2, 1]})

@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+import numpy as np
 import pytest
 
 from nardy_env import START_NPN
@@ -103,6 +104,22 @@ def test_hint_values_a_game_winning_play_at_its_exact_points_for_the_mover():
     assert [r["moves"] for r in ranked] == [[[6, 0], [1, 0]], [[6, 5], [5, 0]]]
     assert ranked[0]["equity"] == 2.0 and ranked[0]["outcomes"] == [0.0, 1.0, 0.0, 0.0]
     assert 1.0 < ranked[1]["equity"] <= 2.0  # the mover's points: white is about to win
+
+
+def test_hint_ranks_a_network_players_exact_ties_in_the_order_of_the_sorted_results():
+    from agents.search import SearchPlayer
+    from train.hint import rank_plays
+
+    class Indifferent:  # every live position is worth the same
+        def outcomes(self, raw):
+            return np.tile(np.float32([0.4, 0.1, 0.4, 0.1]), (len(raw), 1))
+
+    from tests.helpers import npn
+
+    # Black to move: the core's order of its results is not that of their sorted NPN strings.
+    ranked = rank_plays(SearchPlayer(Indifferent()), npn({24: 13, 20: 2}, {12: 10, 8: 3, 4: 2}, side="b"), [4, 2])
+    assert len(ranked) > 1 and len({r["equity"] for r in ranked}) == 1
+    assert [r["result"] for r in ranked] == sorted(r["result"] for r in ranked)  # FORMATS.md's tie order
 
 
 def test_hint_jsonl_top_cuts_the_ranking_only_when_given():

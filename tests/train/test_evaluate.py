@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -192,6 +193,34 @@ def test_ladder_reports_its_fit_and_widens_the_linear_intervals(monkeypatch):
     b = next(r for r in out["ratings"] if r["player"] == "b")
     assert b["ci95"][1] - b["ci95"][0] > 1  # the misfit is in the interval (sampling alone: about 0.16)
     assert out["fit"]["sweep_groups"] == 1 and all(r["group"] == 0 for r in out["ratings"])
+
+
+def test_a_ladder_that_fits_exactly_keeps_its_sampling_intervals(monkeypatch):
+    import train.evaluate as ev
+
+    # a - b = b - c = 0.5 and a - c = 1.0: one linear scale explains them (chi2 0), so the
+    # intervals stay those of sampling alone, not narrowed to nothing.
+    table = {("a", "b"): 0.5, ("a", "c"): 1.0, ("b", "c"): 0.5}
+    points = np.array([1, -1] * 150 + [1, 1] * 50)  # 200 pairs, points per game 0.25 (the interval's width)
+
+    class _Result:
+        def __init__(self, a, b):
+            self.ppg = table[(a, b)]
+            self.points_a = points
+
+        def summary(self):
+            return {"player_a": "a", "player_b": "b", "games": points.size, "points_per_game": self.ppg,
+                    "ci95": [self.ppg - 0.1, self.ppg + 0.1], "win_rate": 0.625, "win_rate_ci95": [0.6, 0.65]}
+
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result(a, b))
+    monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
+    out = ev.ladder(["a", "b", "c"], points.size)
+    assert out["fit"]["rating"]["chi2"] == pytest.approx(0, abs=1e-6) and out["fit"]["rating"]["ci_scale"] == 1.0
+    se = ev.padded_se(points.reshape(-1, 2).mean(axis=1), -2, 2)
+    # Three equal-weight matches, one fixed rating: b's variance is se**2 * 2/3.
+    b = next(r for r in out["ratings"] if r["player"] == "b")
+    assert b["rating"] == pytest.approx(-0.5)
+    assert (b["ci95"][1] - b["ci95"][0]) / 2 == pytest.approx(1.96 * se * math.sqrt(2 / 3), abs=1e-4)
 
 
 def test_a_two_player_ladder_rating_is_never_narrower_than_its_match(monkeypatch):

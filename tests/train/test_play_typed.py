@@ -11,6 +11,7 @@ import pytest
 from nardy_env import Color, flip, format_npn, initial_states, parse_npn
 from nardy_env.players import RandomPlayer
 from nardy_env.render import board_text
+from tests.helpers import npn as npn_of
 from train.moves import legal_plays
 from train.play import play_session
 
@@ -192,6 +193,30 @@ def test_a_move_whose_every_stop_on_the_way_is_held_says_so():
                          [(24, 12)]).endswith("on 18, and the opponent holds it")
 
 
+def test_a_game_won_by_mars_scores_two_points(monkeypatch):
+    import train.play
+
+    # White, the human, moves first with 6-1 and bears off its last two; black has none off.
+    last_two = parse_npn(npn_of({6: 1, 1: 1}, {12: 15}, off=(13, 0)))[0]
+    monkeypatch.setattr(train.play, "initial_states", lambda n: np.stack([last_two] * n))
+    monkeypatch.setattr(train.play, "opening_roll",
+                        lambda rng, n, rules: (np.full(n, int(Color.WHITE), np.int8), np.tile([6, 1], (n, 1))))
+    out = io.StringIO()
+    answers = iter(["6/off 1/off", ""])
+    score = play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(answers) + "\n",
+                         out=out)
+    assert "You win by mars: 2 points." in out.getvalue()
+    assert score == {"you": 2, "opponent": 0}
+
+
+def test_moves_are_written_as_people_write_them():
+    from train.moves import format_move_sequence
+
+    assert format_move_sequence([(24, 18), (18, 13)]) == "24/18 18/13"
+    assert format_move_sequence([(3, 0), (1, 0)]) == "3/off 1/off"
+    assert format_move_sequence([]) == "(no move)"
+
+
 def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     from train.play import parse_play, why_not_legal
 
@@ -221,6 +246,8 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     assert "goes backwards: Black moves 12 -> 1" in why_not_legal(black, [6, 2], [(20, 22)])
     assert "is 18 points" in why_not_legal(black, [6, 5], [(12, 18)])  # forward round the board, too far
     assert parse_play("24/18 (2)") == [(24, 18), (24, 18)]
+    with pytest.raises(ValueError, match="'6/off/3': a checker borne off goes no further"):
+        parse_play("6/off/3")
     assert "ends on 12, which the opponent holds" in why_not_legal(start, [6, 6], [(24, 12)])
     assert "moves 0 points" in why_not_legal(start, [6, 5], [(24, 24)])
     # One checker's start and end, home and off with both dice: 7/3 3/off typed as 7/off.

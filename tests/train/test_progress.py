@@ -42,6 +42,18 @@ def test_lines_come_at_most_every_so_often_and_once_at_the_end():
     assert every.getvalue() == "train quick: 12000/40000 games (30%), games/s 310\n"
 
 
+def test_a_resumed_bar_rates_only_what_it_has_seen(monkeypatch):
+    import train.progress as progress
+
+    clock = [1000.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    log = io.StringIO()
+    bar = LineProgress(100, "x", initial=50, stream=log, every=0)
+    clock[0] += 10
+    bar.update(10)  # 10 games in 10 s, not the 60 counted since 0
+    assert log.getvalue() == "x: 60/100 games (60%), 1 games/s\n"
+
+
 def test_eval_into_a_log_has_no_carriage_returns():
     out = run("eval", "random", "race", "--games", "400", "--workers", "1")
     assert out.returncode == 0, out.stderr

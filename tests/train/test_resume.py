@@ -50,6 +50,25 @@ def test_resume_restores_weights_optimizer_counters_rng_and_replay(tmp_path):
     assert [p.name for p in run.glob("replay-*.npz")] == ["replay-000000768.npz"]  # only the latest
 
 
+def test_the_replay_keeps_the_newest_rows_in_a_ring():
+    from train.trainer import _Replay
+
+    def rows(values):
+        raw = np.zeros((len(values), 50), dtype=np.uint8)
+        raw[:, 0] = values
+        return raw, np.tile(np.float32([1, 0, 0, 0]), (len(values), 1))
+
+    ring = _Replay(10)
+    ring.add(*rows([0, 1, 2]))
+    ring.add(*rows([3, 4, 5]))
+    assert (ring.head, ring.count) == (6, 6) and ring.raw[:6, 0].tolist() == [0, 1, 2, 3, 4, 5]
+    ring.add(*rows([6, 7, 8, 9, 10, 11]))  # wraps: 10 and 11 replace the oldest, 0 and 1
+    assert (ring.head, ring.count) == (2, 10) and sorted(ring.raw[:, 0].tolist()) == list(range(2, 12))
+    small = _Replay(4)
+    small.add(*rows([0, 1, 2, 3, 4, 5]))  # more than it holds at once: the newest four
+    assert small.count == 4 and sorted(small.raw[:, 0].tolist()) == [2, 3, 4, 5]
+
+
 def test_tasks_in_flight_at_a_save_are_played_again_after_resume(tmp_path):
     # A task (its index and exploration rate) sent to an actor but not back when the run stopped:
     # the resumed run plays it first, so the games it stands for are not skipped.
