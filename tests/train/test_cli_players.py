@@ -108,13 +108,12 @@ def test_hint_values_a_game_winning_play_at_its_exact_points_for_the_mover():
 
 def test_hint_ranks_a_network_players_exact_ties_in_the_order_of_the_sorted_results():
     from agents.search import SearchPlayer
+    from tests.helpers import npn
     from train.hint import rank_plays
 
     class Indifferent:  # every live position is worth the same
         def outcomes(self, raw):
             return np.tile(np.float32([0.4, 0.1, 0.4, 0.1]), (len(raw), 1))
-
-    from tests.helpers import npn
 
     # Black to move: the core's order of its results is not that of their sorted NPN strings.
     ranked = rank_plays(SearchPlayer(Indifferent()), npn({24: 13, 20: 2}, {12: 10, 8: 3, 4: 2}, side="b"), [4, 2])
