@@ -108,3 +108,14 @@ def test_console_examples_print_what_the_docs_show():
                              cwd=ROOT, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout == shown, f"README shows another output for {command}"
+
+
+def test_the_rules_page_has_a_row_for_every_variant_key():
+    """A key added to the Rules dataclass (CONTRIBUTING) is documented in docs/rules.md's table."""
+    import dataclasses
+
+    from nardy_env import Rules
+
+    text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    missing = [f.name for f in dataclasses.fields(Rules) if f.init and f"| `{f.name}` |" not in text]
+    assert not missing, f"docs/rules.md's table of variant keys lacks {missing}"

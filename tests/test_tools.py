@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+
 from tools.afterstates_per_decision import afterstates_per_decision
 
 
@@ -11,3 +15,20 @@ def test_a_skilled_player_keeps_more_plays_open_than_a_random_one():
     heuristic_per, _ = afterstates_per_decision("heuristic", games=20)
     assert 5 < random_per < 20 and 60 < random_length < 140
     assert heuristic_per > 1.5 * random_per
+
+
+def test_the_board_picture_tool_draws_the_readmes_picture_and_has_help(tmp_path, capsys):
+    import pytest
+    from PIL import Image
+
+    from tools.board_picture import main
+
+    with pytest.raises(SystemExit) as done:  # --help is help, not a file named --help
+        main(["--help"])
+    assert done.value.code == 0 and "the PNG to write" in capsys.readouterr().out
+    assert main([str(tmp_path / "board.png")]) == 0
+    root = Path(__file__).resolve().parents[1]
+    assert np.array_equal(np.asarray(Image.open(tmp_path / "board.png")), np.asarray(Image.open(root / "docs" / "board.png")))
+    with pytest.raises(SystemExit):
+        main([str(tmp_path / "board.txt")])
+    assert "give a path ending in .png" in capsys.readouterr().err

@@ -1,6 +1,7 @@
 """Draw docs/board.png, the README's picture of render_mode="rgb_array":
 
     python tools/board_picture.py            # writes docs/board.png
+    python tools/board_picture.py OUT.png    # writes it elsewhere
 
 A bearing-off position, white to move with 2 and 6 (nothing played yet, so both dice are drawn
 white); the alt texts in README.md and docs/environments.md describe it.
@@ -8,7 +9,7 @@ white); the alt texts in README.md and docs/environments.md describe it.
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 import gymnasium as gym
@@ -19,10 +20,15 @@ POSITION = "7,4,2,0,0,0,0,0,0,0,0,0,-8,-3,0,0,0,0,0,0,0,0,0,0:2,4:w"
 DICE = [2, 6]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     from PIL import Image
 
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "docs" / "board.png"
+    parser = argparse.ArgumentParser(description="Draw the README's board picture (render_mode='rgb_array').")
+    parser.add_argument("out", nargs="?", type=Path, default=Path(__file__).resolve().parents[1] / "docs" / "board.png",
+                        help="the PNG to write (default: docs/board.png)")
+    out = parser.parse_args(argv).out
+    if out.suffix.lower() != ".png":
+        parser.error(f"the picture is a PNG: give a path ending in .png, got {out}")
     env = gym.make("LongNardy-v0", render_mode="rgb_array")
     env.reset(seed=0, options={"position": POSITION, "dice": DICE})
     Image.fromarray(env.render()).save(out, optimize=True)

@@ -203,9 +203,11 @@ def test_a_dependency_torch_lacks_is_not_called_shadowing(tmp_path, monkeypatch)
 
 
 def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeypatch):
+    from agents.bots import BOTS
+
     monkeypatch.chdir(tmp_path)  # outside the checkout, where the README's commands say checkpoints/default
-    with pytest.raises(PlayerNotFound, match=r"give a bot name \(random, race, heuristic\), default \(the "
-                                             r"shipped player\)"):
+    bots = re.escape(", ".join(["random", *BOTS]))
+    with pytest.raises(PlayerNotFound, match=rf"give a bot name \({bots}\), default \(the shipped player\)"):
         load_player("nosuch")
     with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number "
                                              r"such as 1\)"):
@@ -240,8 +242,9 @@ def test_every_bot_is_named_wherever_the_bots_are_listed():
         "docs/agents.md": (root / "docs" / "agents.md").read_text(encoding="utf-8"),
         "docs/environments.md": (root / "docs" / "environments.md").read_text(encoding="utf-8"),
     }
-    for where, text in texts.items():  # a name as a word: not "race" in "trace"
-        missing_names = [n for n in names if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
-        assert not missing_names, f"{where} does not name the bots {missing_names}"
+    missing_from = {where: missing_names for where, text in texts.items()  # as a word: not "race" in "trace"
+                    if (missing_names := [n for n in names
+                                          if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)])}
+    assert not missing_from, f"the bots are not named everywhere they are listed: {missing_from}"
     listed = "(" + ", ".join(names) + ")"  # the lists for people, in full
     assert listed in str(missing.value) and listed in eval_help.replace("\n", " ")
