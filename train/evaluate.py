@@ -460,7 +460,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
              rules: RulesLike = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
     """Play ``games`` games (an even number, 2 or more: ``games // 2`` pairs) of A against B with
-    paired dice, the dice from ``seed`` (0 or more). Players are names, player objects or plain
+    paired dice, the dice from ``seed`` (0 to 2**32 - 1, ``MAX_SEED``). Players are names, player objects or plain
     functions (``PlayerSpec``); ``rules`` a ``Rules`` or a dict of variant keys. Raises
     ``ValueError`` for bad arguments and ``PlayerNotFound`` for a name nothing resolves.
 

@@ -220,7 +220,7 @@ def test_actions_of_autoresetting_sub_envs_are_ignored():
     assert (obs[:, 23] == 15).all()  # a new game: everyone on the head
     for step in range(3):  # the new episode's step count starts again: truncated at its third step
         obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
-        assert truncated.all() == (step == 2) and not terminated.any()
+        assert (truncated == (step == 2)).all() and not terminated.any()
 
 
 def test_render_all_sub_envs():
