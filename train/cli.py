@@ -611,7 +611,9 @@ def _overrides(pairs: list[str] | None) -> dict:
 
 
 def _continue_with(run_dir: Any, address: str | None) -> str:
-    """The command that resumes a run, with the cluster it ran on."""
+    """The command that resumes a run, with the cluster it ran on (given by --address or by
+    RAY_ADDRESS, which a later shell may not have)."""
+    address = address or os.environ.get("RAY_ADDRESS") or None
     return f"nardy train --resume {shlex.quote(str(run_dir))}" + (f" --address {shlex.quote(address)}"
                                                                    if address else "")
 

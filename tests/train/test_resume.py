@@ -342,6 +342,46 @@ def test_an_address_with_no_cluster_fails_at_once():
     with pytest.raises(TrainError, match="not host:port"):
         check_ray_address("nowhere")
     check_ray_address("auto")  # left to Ray
+    for address in ("http://127.0.0.1:6390", "127.0.0.1:99999", ":6390", "127.0.0.1:0"):
+        with pytest.raises(TrainError, match="is not host:port"):
+            check_ray_address(address)
+
+
+def test_joining_a_cluster_says_so_and_a_refusal_names_token_authentication(monkeypatch, capsys):
+    import train.trainer
+
+    class FakeRay:  # a cluster of two nodes (one lost) and 4 CPUs, or one that refuses the driver
+        refuse = False
+
+        def init(self, **kwargs):
+            if self.refuse:
+                raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+        def nodes(self):
+            return [{"Alive": True}, {"Alive": True}, {"Alive": False}]
+
+        def cluster_resources(self):
+            return {"CPU": 4.0}
+
+    monkeypatch.setattr(train.trainer, "check_ray_address", lambda address: None)
+    ray = FakeRay()
+    assert train.trainer._init_ray(ray, "10.0.0.1:6379", None) == {"CPU": 4.0}
+    assert capsys.readouterr().out == "joined the Ray cluster at 10.0.0.1:6379: 2 nodes, 4 CPUs\n"
+    ray.refuse = True
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # the address from the environment, too
+    with pytest.raises(TrainError, match=r"cannot join the Ray cluster at 10.0.0.1:6379: Failed to connect .*"
+                                         r"RAY_AUTH_MODE=token and its ~/.ray/auth_token"):
+        train.trainer._init_ray(ray, None, None)
+
+
+def test_the_resume_hint_names_the_cluster_of_ray_address_too(monkeypatch):
+    from train.cli import _continue_with
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert _continue_with("runs/x", None) == "nardy train --resume runs/x"
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # a later shell may not have it
+    assert _continue_with("runs/x", None) == "nardy train --resume runs/x --address 10.0.0.1:6379"
+    assert _continue_with("runs/x", "10.0.0.2:6379") == "nardy train --resume runs/x --address 10.0.0.2:6379"
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:

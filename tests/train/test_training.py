@@ -116,6 +116,7 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_checkpoint(tmp_path, ra
                          capture_output=True, text=True, timeout=600, env=_env(), cwd=ROOT)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert f"resuming from {before['training']['games']} games in checkpoint.pt" in out.stdout
+    assert f"joined the Ray cluster at {ray_cluster}: 1 node, " in out.stdout  # the session's cluster, by address
     assert "replay buffer starts empty" not in out.stderr
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
