@@ -96,7 +96,8 @@ def check_ray_address(address: str | None) -> None:
         return
     hostport = address.removeprefix("ray://").rstrip("/")
     host, sep, port = hostport.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host.strip("[]") or "/" in host:
+    if (not sep or not (port.isascii() and port.isdigit() and len(port) <= 5) or not 0 < int(port) < 65536
+            or not host.strip("[]") or "/" in host):
         raise TrainError(f"Ray address {address!r} is not host:port (or ray://host:port, or auto)")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
@@ -146,17 +147,23 @@ def start_ray(address: str | None = None, num_cpus: int | None = None) -> dict[s
 
 def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, Any]:
     address = address or os.environ.get("RAY_ADDRESS") or None
+    if address == "local":  # Ray's word for a new Ray of one's own: the embedded one below
+        address = None
     if address:
         check_ray_address(address)
         try:
             ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=True)
         except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise TrainError(f"cannot join the Ray cluster at {address}: {exc} (a cluster with token "
-                             "authentication also needs RAY_AUTH_MODE=token and its ~/.ray/auth_token here: "
-                             "docs/training.md, Ray: local or a cluster)") from None
+            token = ("" if address == "auto" else " (a cluster with token authentication also needs "
+                     "RAY_AUTH_MODE=token and its ~/.ray/auth_token here: docs/training.md, Ray: local or a cluster)")
+            raise TrainError(f"cannot join the Ray cluster at {address}: {exc}{token}") from None
+        shown = address
+        if not address.startswith("ray://"):  # the cluster's own address (what auto found)
+            with contextlib.suppress(Exception):
+                shown = ray.get_runtime_context().gcs_address or address
         nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
         cpus = int(ray.cluster_resources().get("CPU", 0))
-        print(f"joined the Ray cluster at {address}: {nodes} node{'' if nodes == 1 else 's'}, "
+        print(f"joined the Ray cluster at {shown}: {nodes} node{'' if nodes == 1 else 's'}, "
               f"{cpus} CPU{'' if cpus == 1 else 's'}", flush=True)
     else:
         from nardy_env.core import available_cpus

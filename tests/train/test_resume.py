@@ -342,7 +342,7 @@ def test_an_address_with_no_cluster_fails_at_once():
     with pytest.raises(TrainError, match="not host:port"):
         check_ray_address("nowhere")
     check_ray_address("auto")  # left to Ray
-    for address in ("http://127.0.0.1:6390", "127.0.0.1:99999", ":6390", "127.0.0.1:0"):
+    for address in ("http://127.0.0.1:6390", "127.0.0.1:99999", ":6390", "127.0.0.1:0", "127.0.0.1:\u00b2"):
         with pytest.raises(TrainError, match="is not host:port"):
             check_ray_address(address)
 
@@ -352,10 +352,17 @@ def test_joining_a_cluster_says_so_and_a_refusal_names_token_authentication(monk
 
     class FakeRay:  # a cluster of two nodes (one lost) and 4 CPUs, or one that refuses the driver
         refuse = False
+        inits: list[dict] = []
 
         def init(self, **kwargs):
+            self.inits.append(kwargs)
             if self.refuse:
                 raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+        def get_runtime_context(self):
+            class Context:
+                gcs_address = "10.0.0.1:6379"
+            return Context()
 
         def nodes(self):
             return [{"Alive": True}, {"Alive": True}, {"Alive": False}]
@@ -367,7 +374,15 @@ def test_joining_a_cluster_says_so_and_a_refusal_names_token_authentication(monk
     ray = FakeRay()
     assert train.trainer._init_ray(ray, "10.0.0.1:6379", None) == {"CPU": 4.0}
     assert capsys.readouterr().out == "joined the Ray cluster at 10.0.0.1:6379: 2 nodes, 4 CPUs\n"
+    train.trainer._init_ray(ray, "auto", None)  # the line names the cluster auto found
+    assert capsys.readouterr().out == "joined the Ray cluster at 10.0.0.1:6379: 2 nodes, 4 CPUs\n"
+    train.trainer._init_ray(ray, "local", None)  # Ray's word for a Ray of one's own: the quiet embedded one
+    assert ray.inits[-1]["address"] == "local" and ray.inits[-1]["object_store_memory"] == 200 * 1024 * 1024
+    assert "joined" not in capsys.readouterr().out
     ray.refuse = True
+    with pytest.raises(TrainError) as refused:
+        train.trainer._init_ray(ray, "auto", None)
+    assert "RAY_AUTH_MODE" not in str(refused.value)  # no cluster found: nothing to authenticate to
     monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")  # the address from the environment, too
     with pytest.raises(TrainError, match=r"cannot join the Ray cluster at 10.0.0.1:6379: Failed to connect .*"
                                          r"RAY_AUTH_MODE=token and its ~/.ray/auth_token"):
