@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nardy_env import NUM_CHECKERS
-from nardy_env.encoding import RAW_SIZE
+from nardy_env.encoding import RAW_SIZE, are_counts
 
 __all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters",
            "checked_raw"]
@@ -24,7 +24,7 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
     raw = np.ascontiguousarray(raw, dtype=np.float32)
     if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
         raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
-    fine = (raw >= 0) & (raw <= NUM_CHECKERS) & (raw == np.floor(raw))  # NaN fails this too
+    fine = are_counts(raw)
     if not fine.all():
         raise ValueError(f"positions are checker counts, whole numbers 0..{NUM_CHECKERS} (docs/policy.md's 50 "
                          f"numbers); row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from ._runtime import from_numba_cache, numba_cache, numba_cache_placed, without_numba_cache
 from .core import HALF, HOME_SIZE, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, _columns
 
-__all__ = ["RAW_SIZE", "FEATURES_VERSION", "NUM_FEATURES", "raw_positions", "features"]
+__all__ = ["RAW_SIZE", "FEATURES_VERSION", "NUM_FEATURES", "raw_positions", "features", "are_counts"]
 
 RAW_SIZE = 50
 """Numbers in the raw layout."""
@@ -53,6 +53,12 @@ def raw_positions(states: np.ndarray) -> np.ndarray:
     raw[..., 48] = states[..., OFF_MOVER]
     raw[..., 49] = states[..., OFF_OPPONENT]
     return raw
+
+
+def are_counts(raw: np.ndarray) -> np.ndarray:
+    """Elementwise: whether each of the raw numbers is a checker count, a whole number 0..15
+    (NaN is not)."""
+    return (raw >= 0) & (raw <= NUM_CHECKERS) & (raw == np.floor(raw))
 
 
 _CACHE = numba_cache()  # as the rules core's (nardy_env/_runtime.py)
@@ -135,7 +141,7 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
         out, bad = _encode(flat)
     if bad >= 0:
         row = flat[bad]
-        column = int(np.flatnonzero(~((row >= 0) & (row <= NUM_CHECKERS) & (row == np.floor(row))))[0])
+        column = int(np.flatnonzero(~are_counts(row))[0])
         where = np.unravel_index(bad, raw.shape[:-1]) if raw.ndim > 2 else (bad,)
         raise ValueError(f"raw positions are checker counts, whole numbers 0..{NUM_CHECKERS} (the {RAW_SIZE} "
                          f"numbers of raw_positions); row {', '.join(str(int(i)) for i in where)}, column "
