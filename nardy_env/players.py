@@ -482,6 +482,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                                      f"{exc}") from None
             return player
     if own_module and code is not None:  # "name:thing" (and "name:thing@2") may have been a plugin's
+        if os.path.exists(name):  # a path by that name that holds no player: never an import instead
+            raise PlayerNotFound(f"no player named {spec!r}: {name} is a file or folder here that holds no "
+                                 "player, so the name is not read as module:NAME (the module is not imported); "
+                                 "run from another folder to name your module's player")
         return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
     looks_like_path = os.sep in name or "/" in name or name.endswith((".pt", ".onnx", ".json"))
     if looks_like_path and not code and not os.path.exists(name):

@@ -310,6 +310,18 @@ def test_a_folder_whose_name_has_a_colon_is_no_code(tmp_path, monkeypatch):
     assert not names_code(str(tmp_path / "exp:v2")) and not names_code("exp:v2") and not names_code("exp:v2@1")
     assert names_code("mine.py:Player") and names_code("mypkg.bots:Player@2") and names_code("nowhere:Thing")
     assert not names_code("heuristic") and not names_code("runs/quick")
+    # A folder named like module:NAME that holds no player is refused, never imported instead (a
+    # config may name folders but not code: an unpacked archive's "this:Zen" must not import `this`).
+    (tmp_path / "this:Zen").mkdir()
+    import sys
+
+    from nardy_env.players import PlayerNotFound, load_player
+
+    sys.modules.pop("this", None)
+    with pytest.raises(PlayerNotFound, match=r"this:Zen is a file or folder here that holds no player, so the "
+                                             r"name is not read as module:NAME"):
+        load_player("this:Zen")
+    assert "this" not in sys.modules
 
 
 def test_a_plain_decorator_passes_on_what_the_function_it_wraps_takes(monkeypatch):
