@@ -263,6 +263,7 @@ class Trainer:
                 for stray in [*self.run_dir.glob(".checkpoint*.tmp"), *self.run_dir.glob(".replay-*.tmp"),
                               *self.run_dir.glob("checkpoint-*.tmp")]:
                     stray.unlink(missing_ok=True)
+                self._tb_dir()  # a link there: refused before Ray starts
                 self._load_latest_good()
             except BaseException:
                 self.close()
@@ -368,6 +369,15 @@ class Trainer:
         self._new_run, self._unstarted = True, False  # a train() after this starts the run afresh
 
     # -- state ------------------------------------------------------------------------------
+
+    def _tb_dir(self) -> str:
+        """RUN/tb for TensorBoard's event files, or TrainError if it is a link or no folder: a run
+        folder from elsewhere must not have them written where its link points."""
+        tb = self.run_dir / "tb"
+        if tb.is_symlink() or (tb.exists() and not tb.is_dir()):
+            raise TrainError(f"{tb} is {'a link' if tb.is_symlink() else 'not a folder'}, not the run's folder of "
+                             "TensorBoard logs; remove it, then try again")
+        return str(tb)
 
     def _checkpoints(self) -> list[Path]:
         """The run's checkpoint files, the one to resume from first: checkpoint.pt, then the
@@ -518,12 +528,12 @@ class Trainer:
                 _check_replay_headers(archive, self.replay.size)  # before numpy allocates what a header claims
             with np.load(path) as data:
                 count, head = int(data["count"]), int(data["head"])
-                if count > self.replay.size:
-                    raise ValueError(f"{count} samples, more than replay_size {self.replay.size}")
+                if not 0 <= count <= self.replay.size:
+                    raise ValueError(f"{count} samples, not 0 to replay_size {self.replay.size}")
                 self.replay.raw[:count] = data["raw"]
                 self.replay.targets[:count] = data["targets"]
                 self.replay.count, self.replay.head = count, head % self.replay.size
-        except (OSError, ValueError, KeyError, EOFError, MemoryError, zipfile.BadZipFile) as exc:
+        except (OSError, ValueError, TypeError, KeyError, EOFError, MemoryError, zipfile.BadZipFile) as exc:
             self.replay = _Replay(self.config.replay_size)
             self.skipped.append(f"{path.name}: unreadable ({exc}), so the replay buffer starts empty")
 
@@ -714,7 +724,7 @@ class Trainer:
             if self._writer is None:
                 from torch.utils.tensorboard import SummaryWriter
 
-                self._writer = SummaryWriter(str(self.run_dir / "tb"))
+                self._writer = SummaryWriter(self._tb_dir())
             self.evaluate(self.config.final_eval_games, final=True)
             self.save()
         return self.final_evaluation
@@ -785,7 +795,7 @@ class Trainer:
         # evaluation at the checkpoint's own step was made before it was saved, so it stays.
         if self._writer is not None:  # a library caller's earlier train(): one writer (and thread) at a time
             self._writer.close()
-        self._writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=self.games + 1 if self.games else None)
+        self._writer = SummaryWriter(self._tb_dir(), purge_step=self.games + 1 if self.games else None)
         bar = None
         if self.progress:
             from .progress import progress_bar
@@ -1091,13 +1101,23 @@ def _check_replay_headers(archive: zipfile.ZipFile, size: int) -> None:
     and ``targets`` float32 [n, 4] with n at most the replay size (read from their .npy headers)."""
     want = {"raw.npy": (np.dtype(np.uint8), 50), "targets.npy": (np.dtype(np.float32), 4)}
     for name, (dtype, width) in want.items():
-        with archive.open(name) as fh:
-            version = np.lib.format.read_magic(fh)
-            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                           else np.lib.format.read_array_header_2_0)
-            shape, _, found = read_header(fh)
+        shape, found = _npy_header(archive, name)
         if found != dtype or len(shape) != 2 or shape[1] != width or shape[0] > size:
             raise ValueError(f"{name} is {found} {list(shape)}, not {dtype} [n <= {size}, {width}]")
+    for name in ("count.npy", "head.npy"):  # one whole number each
+        shape, found = _npy_header(archive, name)
+        if shape != () or found.kind not in "iu":
+            raise ValueError(f"{name} is {found} {list(shape)}, not one integer")
+
+
+def _npy_header(archive: zipfile.ZipFile, name: str) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) of an array in an .npz, read from its header alone."""
+    with archive.open(name) as fh:
+        version = np.lib.format.read_magic(fh)
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, _, found = read_header(fh)
+    return shape, found
 
 
 def _same_setting(key: str, a: Any, b: Any) -> bool:

@@ -245,6 +245,18 @@ def test_a_truncated_replay_starts_empty_instead_of_failing(tmp_path):
     assert resumed.replay.count == 0 and any("unreadable" in note for note in resumed.skipped)
 
 
+@pytest.mark.parametrize("count", [np.array([1, 2]), np.array(2.5), np.array(-3)])
+def test_a_replay_whose_counters_are_not_one_whole_number_starts_empty(tmp_path, count):
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1)
+    replay = run / "replay-000000256.npz"
+    with np.load(replay) as data:
+        arrays = {k: data[k] for k in data.files}
+    np.savez(replay, **{**arrays, "count": count})
+    resumed = Trainer(trainer.config, run, resume=True, progress=False)
+    assert resumed.replay.count == 0 and any("unreadable" in note for note in resumed.skipped)
+
+
 def test_a_new_run_makes_its_folder_only_once_ray_has_started(tmp_path, monkeypatch):
     import train.trainer
 
@@ -853,6 +865,15 @@ def test_the_lock_touches_only_runs_and_never_follows_a_link(tmp_path):
     out = _cli("train", "--resume", str(run))
     assert out.returncode == 2 and ".lock is a link" in out.stderr
     assert victim.read_text() == "precious data"
+    # A tb/ that links elsewhere: TensorBoard's files are not written where it points.
+    (run / ".lock").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(run / "tb", ignore_errors=True)
+    (run / "tb").symlink_to(elsewhere)
+    with pytest.raises(TrainError, match=r"tb is a link, not the run's folder of TensorBoard logs; remove it"):
+        Trainer(config_for_resume(run), run, resume=True, progress=False)
+    assert not any(elsewhere.iterdir())
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="no fcntl locks on Windows")
