@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from nardy_env import Rules, RulesError
+from nardy_env._runtime import printable
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 from nardy_env.rules import RulesLike
 
@@ -196,11 +197,6 @@ def _external_data(model: bytes) -> list[str]:
     return found
 
 
-def _printable(text: str) -> str:
-    """``text`` with control characters escaped (a model's strings must not drive the terminal)."""
-    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
-
-
 def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     try:
         import onnxruntime as ort
@@ -214,7 +210,7 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
         raise PolicyError(f"cannot read {where}: {exc.strerror or exc}") from None
     external = _external_data(data)
     if external:
-        raise PolicyError(f"{where} names external data files ({_printable(', '.join(external[:3]))}); "
+        raise PolicyError(f"{where} names external data files ({printable(', '.join(external[:3]))}); "
                           "an exported policy is one self-contained file, so this one is not loaded")
     options = ort.SessionOptions()
     options.intra_op_num_threads = max(1, int(threads))
@@ -229,7 +225,7 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
             alone.write_bytes(data)
             return ort.InferenceSession(str(alone), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own classes for unreadable graphs
-        raise PolicyError(f"onnxruntime cannot load {where}: {_printable(str(exc).strip())}") from None
+        raise PolicyError(f"onnxruntime cannot load {where}: {printable(str(exc).strip())}") from None
 
 
 def _check_io(session, where: str) -> None:

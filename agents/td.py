@@ -314,7 +314,7 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
     stored = {name: tuple(t.shape) for name, t in weights.items() if isinstance(t, torch.Tensor)}
     problems = [f"{name} is missing" for name in expected if name not in weights]
     problems += [f"{name} is not a tensor" for name in expected if name in weights and name not in stored]
-    problems += [f"{name} has no place in it" for name in weights if name not in expected]
+    problems += [f"{name!r} has no place in it" for name in weights if name not in expected]  # !r: a file's string
     problems += [f"{name} is {list(stored[name])}, the shape needs {list(expected[name])}"
                  for name in expected if name in stored and stored[name] != expected[name]]
     if problems:

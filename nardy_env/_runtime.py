@@ -23,7 +23,14 @@ from typing import Any
 
 import numba as nb
 
-__all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota"]
+__all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
+           "printable"]
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters but newlines escaped (``\\x1b``): what a file or a model
+    says (a weight's name, a run's name, an error quoting them) must not drive the terminal."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
 
 _saved_cache_dir: list[str] = []
 

@@ -85,9 +85,21 @@ def _is_bot(name: str) -> bool:
     return name == "random" or name in BOTS
 
 
+def printable(text: str) -> str:
+    """``nardy_env._runtime.printable``, imported when first needed (the command starts without numba)."""
+    from nardy_env._runtime import printable as escaped
+
+    return escaped(text)
+
+
+def _complain(message: str) -> None:
+    """An error line on stderr, its control characters escaped: it may quote a file's strings."""
+    print(printable(message), file=sys.stderr)
+
+
 def _usage_error(message: str) -> NoReturn:
     """Options that contradict each other: say which, exit 2 as argparse does."""
-    print(message, file=sys.stderr)
+    _complain(message)
     raise SystemExit(2)
 
 
@@ -149,7 +161,7 @@ def _for_people(args: argparse.Namespace, command: str, compute):
         result = compute()
         board = npn_board_text(args.position, args.dice)
     except (ValueError, NPNError) as exc:
-        print(f"nardy {command}: {exc}", file=sys.stderr)
+        _complain(f"nardy {command}: {exc}")
         return None
     print(board)
     return result
@@ -303,7 +315,7 @@ def _load_players_or_exit(specs, rules) -> list:
         except (PlayerNotFound, ValueError) as exc:
             _usage_error(f"nardy: {exc}")
         except OSError as exc:  # a file that is there but cannot be read: not a usage error
-            raise SystemExit(f"nardy: {exc}") from None
+            raise SystemExit(printable(f"nardy: {exc}")) from None
     return players
 
 
@@ -351,7 +363,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         try:
             write_atomic(args.records, lambda fh: fh.write(lines.encode("utf-8")), follow=True)
         except OSError as exc:
-            print(f"nardy eval: could not write {args.records}: {exc.strerror or exc}", file=sys.stderr)
+            _complain(f"nardy eval: could not write {args.records}: {exc.strerror or exc}")
             return 1
     if args.json:
         print(json.dumps(summary))
@@ -382,21 +394,21 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
         return False
     path = Path(os.path.realpath(name)) if Path(name).is_symlink() else Path(name)  # where it is written
     if path.is_dir():
-        print(f"nardy {command}: {option} {path} is a folder; give a file name", file=sys.stderr)
+        _complain(f"nardy {command}: {option} {path} is a folder; give a file name")
         return False
     if is_stream(path) and path.exists():  # /dev/stdout, a pipe: written to as it is
         if not os.access(path, os.W_OK):
-            print(f"nardy {command}: {option} {path} is not writable", file=sys.stderr)
+            _complain(f"nardy {command}: {option} {path} is not writable")
             return False
         return True
     if path.parent.exists() and not path.parent.is_dir():
-        print(f"nardy {command}: {option} {path}: {path.parent} is a file, not a folder", file=sys.stderr)
+        _complain(f"nardy {command}: {option} {path}: {path.parent} is a file, not a folder")
         return False
     if not path.parent.is_dir():
-        print(f"nardy {command}: {option} {path}: folder {path.parent} does not exist", file=sys.stderr)
+        _complain(f"nardy {command}: {option} {path}: folder {path.parent} does not exist")
         return False
     if not os.access(path.parent, os.W_OK):  # found now, not after all the games
-        print(f"nardy {command}: {option} {path}: folder {path.parent} is not writable", file=sys.stderr)
+        _complain(f"nardy {command}: {option} {path}: folder {path.parent} is not writable")
         return False
     return True
 
@@ -415,7 +427,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
 
         png = Path(args.png)
         if args.png != "-" and png.suffix.lower() != ".png" and not is_stream(png):
-            print(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png", file=sys.stderr)
+            _complain(f"nardy ladder: --png {png}: the chart is a PNG file; give a name ending in .png")
             return 2
         if not _writable_file_or_say("ladder", "--png", args.png):
             return 2
@@ -424,7 +436,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
                      progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
     except ValueError as exc:
-        print(f"nardy ladder: {exc}", file=sys.stderr)
+        _complain(f"nardy ladder: {exc}")
         return 2
     if args.json:
         print(json.dumps(out))
@@ -436,7 +448,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         try:
             ladder_chart(out, args.png, follow=True)
         except OSError as exc:
-            print(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}", file=sys.stderr)
+            _complain(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}")
             return 1
         if not args.json:
             print(f"\nchart: {args.png}")
@@ -528,7 +540,7 @@ def _named_hint_player(args: argparse.Namespace, rules):
     except (PlayerNotFound, ValueError) as exc:
         _usage_error(f"nardy: {exc}")
     except OSError as exc:  # a file that is there but cannot be read: not a usage error
-        raise SystemExit(f"nardy: {exc}") from None
+        raise SystemExit(printable(f"nardy: {exc}")) from None
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
@@ -597,14 +609,14 @@ def _overrides(pairs: list[str] | None) -> dict:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            print(f"nardy train: --set takes KEY=VALUE, got {pair!r}", file=sys.stderr)
+            _complain(f"nardy train: --set takes KEY=VALUE, got {pair!r}")
             raise SystemExit(2)
         try:
             parsed = yaml.safe_load(value)
         except yaml.YAMLError:
             parsed = value  # not YAML: the config check says what the key needs
         if parsed is None:
-            print(f"nardy train: --set {key.strip()}= needs a value", file=sys.stderr)
+            _complain(f"nardy train: --set {key.strip()}= needs a value")
             raise SystemExit(2)
         out[key.strip()] = parsed
     return out
@@ -636,7 +648,7 @@ def _storage_error(exc: OSError, run_dir: Any, continue_with: str) -> int:
         "make it writable" if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "fix the storage")
     after = (f"The run's checkpoints on disk are whole (each is written to a temporary file, then renamed); "
              f"{remedy}, then: {continue_with}") if saved and continue_with else "No checkpoint was written."
-    print(f"nardy train: {exc.strerror}{where}. {after}", file=sys.stderr)
+    _complain(f"nardy train: {exc.strerror}{where}. {after}")
     return 1
 
 
@@ -650,7 +662,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         try:
             key = runlock.acquire(Path(args.resume))
         except runlock.LockError as exc:
-            print(f"nardy train: {exc}", file=sys.stderr)
+            _complain(f"nardy train: {exc}")
             return 2
     try:
         return _train(args)
@@ -681,7 +693,7 @@ def _train(args: argparse.Namespace) -> int:
                       f"(the settings that may change go in --set KEY=VALUE)", file=sys.stderr)
                 return 2
             if args.out and Path(args.out).resolve() != run_dir.resolve():
-                print(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}", file=sys.stderr)
+                _complain(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}")
                 return 2
             if args.set:
                 config = resume_with_changes(config, _overrides(args.set))
@@ -696,7 +708,7 @@ def _train(args: argparse.Namespace) -> int:
         if args.resume and args.set:
             save_config(run_dir, config)  # only once the resume has been accepted
     except (ConfigError, TrainError) as exc:
-        print(f"nardy train: {exc}", file=sys.stderr)
+        _complain(f"nardy train: {exc}")
         return 2
     except OSError as exc:  # a resume that must write (eval.jsonl, a repair) on a full disk
         if not _is_storage_error(exc):
@@ -706,12 +718,12 @@ def _train(args: argparse.Namespace) -> int:
                               _continue_with(args.resume, args.address) + again if args.resume else "")
     with trainer:  # its lock on the run folder goes at the end
         for note in trainer.skipped:
-            print(f"nardy train: {note}", file=sys.stderr)
+            _complain(f"nardy train: {note}")
         if args.resume:
-            print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games, resuming from "
+            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games, resuming from "
                   f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
         else:
-            print(f"run directory: {run_dir}  (config {config.name}, {config.total_games} games)", flush=True)
+            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games)", flush=True)
         continue_with = _continue_with(run_dir, args.address)
         if trainer.finished:
             print(f"the run has played its {config.total_games} games; to train on, resume with "
@@ -720,7 +732,7 @@ def _train(args: argparse.Namespace) -> int:
             try:
                 stats = trainer.train(max_seconds=args.max_seconds)
             except TrainError as exc:
-                print(f"nardy train: {exc}", file=sys.stderr)
+                _complain(f"nardy train: {exc}")
                 return 2
             except OSError as exc:  # a full disk, a folder made read-only
                 if not _is_storage_error(exc):
@@ -766,13 +778,13 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     run = Path(args.run)
     source = run / "eval.jsonl" if run.is_dir() else run
     if not source.is_file():
-        print(f"nardy plot: no eval.jsonl at {source}", file=sys.stderr)
+        _complain(f"nardy plot: no eval.jsonl at {source}")
         return 2
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
     if out.suffix.lower() != ".png" and not is_stream(out):  # as ladder --png: the picture is PNG
-        print(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png", file=sys.stderr)
+        _complain(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png")
         return 2
     try:
         training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
@@ -781,10 +793,10 @@ def _cmd_plot(args: argparse.Namespace) -> int:
               "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
         return 2
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        print(f"nardy plot: {source} is not a run's evaluation log: {exc}", file=sys.stderr)
+        _complain(f"nardy plot: {source} is not a run's evaluation log: {exc}")
         return 2
     except OSError as exc:
-        print(f"nardy plot: could not write {out}: {exc.strerror or exc}", file=sys.stderr)
+        _complain(f"nardy plot: could not write {out}: {exc.strerror or exc}")
         return 1
     print(out)
     return 0
@@ -1005,7 +1017,7 @@ def _plain_warnings(show):
         if stream is None:
             return
         try:
-            stream.write(f"nardy: warning: {message}\n")
+            stream.write(printable(f"nardy: warning: {message}") + "\n")
         except OSError:
             pass
 
@@ -1072,7 +1084,7 @@ def _main(argv: Sequence[str] | None) -> int:
         players = sys.modules.get("nardy_env.players")  # loaded if one was raised
         if players is None or not isinstance(exc, players.PlayerFailed):
             raise
-        print(f"nardy {args.command}: {exc}", file=sys.stderr)
+        _complain(f"nardy {args.command}: {exc}")
         return 2
     except OSError as exc:
         # A write that failed for want of room or a working device (stdout on a full disk, say):
@@ -1083,7 +1095,7 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered would fail again at exit
-        print(f"nardy: a write failed: {exc.strerror}", file=sys.stderr)
+        _complain(f"nardy: a write failed: {exc.strerror}")
         return 1
     except SystemError as exc:
         # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError

@@ -123,7 +123,8 @@ class TrainConfig:
             elif f.type == "str" and not isinstance(value, str):
                 raise ConfigError(f"{f.name} must be a string, got {value!r}")
 
-        need(isinstance(self.name, str) and self.name.strip() != "", "name", "a non-empty string")
+        need(isinstance(self.name, str) and self.name.strip() != "" and self.name.isprintable(), "name",
+             "a non-empty string without control characters")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")

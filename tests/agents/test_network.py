@@ -148,8 +148,18 @@ def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
     with pytest.raises(CheckpointError, match=r"shape.pt: its weights do not fit .*hidden \[16\].*body.0.weight is \[8, "):
         load_checkpoint(shape)
     extra = _resaved(tmp_path, "extra.pt", lambda p: p["state_dict"].update(stray=torch.zeros(2)))
-    with pytest.raises(CheckpointError, match="stray has no place in it"):
+    with pytest.raises(CheckpointError, match="'stray' has no place in it"):
         load_checkpoint(extra)
+    # A name that would drive the terminal is shown escaped, by the library and by the command.
+    title = "\x1b]0;owned\x07\x1b[2J"
+    hostile = _resaved(tmp_path, "hostile.pt", lambda p: p["state_dict"].update({title: torch.zeros(2)}))
+    with pytest.raises(CheckpointError) as caught:
+        load_checkpoint(hostile)
+    assert "\x1b" not in str(caught.value) and "\\x1b]0;owned\\x07" in str(caught.value)
+    out = subprocess.run([sys.executable, "-m", "train.cli", "eval", str(hostile), "random", "--games", "2"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "has no place in it" in out.stderr
+    assert not any(ch in out.stderr for ch in "\x1b\x07")
 
 
 def test_damaged_checkpoints_are_refused_not_played(tmp_path):

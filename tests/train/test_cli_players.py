@@ -449,3 +449,17 @@ def test_bench_search_of_your_own_search_player_object_is_one_line(tmp_path):
     out = run("bench", "--search", f"{tmp_path / 'mine.py'}:player", "--positions", "2", "--max-ply", "1")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "your own players do not search" in out.stderr
+
+
+def test_error_lines_and_warnings_escape_control_characters(capsys):
+    """What the command prints may quote a file's strings: they must not drive the terminal."""
+    import warnings
+
+    from train.cli import _complain, _plain_warnings
+
+    _complain("nardy eval: bad\x1b[2Jname\x07")
+    err = capsys.readouterr().err
+    assert err == "nardy eval: bad\\x1b[2Jname\\x07\n"
+    shown = _plain_warnings(warnings.showwarning)
+    shown(UserWarning("trained as \x1b]0;x\x07"), UserWarning, "/somewhere/agents/search.py", 1)
+    assert capsys.readouterr().err == "nardy: warning: trained as \\x1b]0;x\\x07\n"

@@ -49,6 +49,7 @@ def test_unknown_keys_are_named(tmp_path):
     ("eval_opponents: [random@-1]\n", "eval_opponents: 'random@-1': the search depth"),
     ("lr_final: 0\n", "lr_final: a positive learning rate"),
     ("log_every_seconds: -1\n", "log_every_seconds"),
+    ('name: "run\\e[2J"\n', "name: a non-empty string without control characters"),  # printed on every start
     ("batch_size: 512\nreplay_size: 100\n", "replay_size"),
     ("keep_checkpoints: -1\n", "keep_checkpoints"),
     ("epsilon_final: 1.5\n", "epsilon_final"),
