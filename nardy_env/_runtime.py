@@ -17,6 +17,7 @@ import functools
 import os
 import stat
 import tempfile
+import unicodedata
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -24,13 +25,19 @@ from typing import Any
 import numba as nb
 
 __all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
-           "printable"]
+           "printable", "is_control"]
 
 
 def printable(text: str) -> str:
     """``text`` with control characters but newlines escaped (``\\x1b``): what a file or a model
-    says (a weight's name, a run's name, an error quoting them) must not drive the terminal."""
-    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+    says (a weight's name, a run's name, an error quoting them) must not drive the terminal.
+    Other text (a no-break space, a zero-width joiner of Persian or an emoji) is kept."""
+    return "".join(repr(c)[1:-1] if c != "\n" and is_control(c) else c for c in text)
+
+
+def is_control(char: str) -> bool:
+    """Whether ``char`` is a control character or a line or paragraph separator (Unicode Cc, Zl, Zp)."""
+    return unicodedata.category(char) in ("Cc", "Zl", "Zp")
 
 _saved_cache_dir: list[str] = []
 

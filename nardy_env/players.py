@@ -482,7 +482,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                                      f"{exc}") from None
             return player
     if own_module and code is not None:  # "name:thing" (and "name:thing@2") may have been a plugin's
-        if os.path.exists(name):  # a path by that name that holds no player: never an import instead
+        if os.path.lexists(name):  # a path by that name (a link too) that holds no player: never an import instead
             raise PlayerNotFound(f"no player named {spec!r}: {name} is a file or folder here that holds no "
                                  "player, so the name is not read as module:NAME (the module is not imported); "
                                  "run from another folder to name your module's player")
@@ -526,7 +526,7 @@ def names_code(spec: str) -> bool:
     if code is None:
         return False
     return code.group(1).endswith(".py") or (_MODULE.fullmatch(code.group(1)) is not None
-                                             and not os.path.exists(name))
+                                             and not os.path.lexists(name))
 
 
 def code_file(spec: str) -> Path | None:

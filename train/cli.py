@@ -86,7 +86,7 @@ def _is_bot(name: str) -> bool:
 
 
 def printable(text: str) -> str:
-    """``nardy_env._runtime.printable``, imported when first needed (the command starts without numba)."""
+    """``nardy_env._runtime.printable`` (imported here, not where train.cli is imported)."""
     from nardy_env._runtime import printable as escaped
 
     return escaped(text)
@@ -756,6 +756,9 @@ def _train(args: argparse.Namespace) -> int:
         had_final = trainer.final_evaluation is not None
         try:
             record = trainer.finish()
+        except TrainError as exc:
+            _complain(f"nardy train: {exc}")
+            return 2
         except OSError as exc:
             if not _is_storage_error(exc):
                 raise

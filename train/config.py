@@ -25,6 +25,7 @@ from agents.common import MAX_LAYERS, MAX_PARAMETERS, network_parameters
 from agents.files import write_atomic
 from agents.registry import split_ply
 from nardy_env import Rules, RulesError
+from nardy_env._runtime import is_control
 from nardy_env.players import names_code
 from train.evaluate import MAX_GAMES
 
@@ -123,8 +124,8 @@ class TrainConfig:
             elif f.type == "str" and not isinstance(value, str):
                 raise ConfigError(f"{f.name} must be a string, got {value!r}")
 
-        need(isinstance(self.name, str) and self.name.strip() != "" and self.name.isprintable(), "name",
-             "a non-empty string without control characters")
+        need(isinstance(self.name, str) and self.name.strip() != "" and not any(map(is_control, self.name)),
+             "name", "a non-empty string without control characters")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")

@@ -50,6 +50,7 @@ from agents.onnx_policy import (
 )
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
+from nardy_env._runtime import printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
@@ -423,7 +424,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                                exporter=getattr(args, "exporter", "dynamo"),
                                force=getattr(args, "force", False))
     except ExportError as exc:
-        print(f"nardy export: {exc}", file=sys.stderr)
+        print(printable(f"nardy export: {exc}"), file=sys.stderr)
         return 1
     if getattr(args, "json", False):
         print(json.dumps(policy))

@@ -321,6 +321,10 @@ def test_a_folder_whose_name_has_a_colon_is_no_code(tmp_path, monkeypatch):
     with pytest.raises(PlayerNotFound, match=r"this:Zen is a file or folder here that holds no player, so the "
                                              r"name is not read as module:NAME"):
         load_player("this:Zen")
+    (tmp_path / "this:Zen").rmdir()
+    (tmp_path / "this:Zen").symlink_to(tmp_path / "nowhere")  # a dangling link: a path all the same
+    with pytest.raises(PlayerNotFound, match="holds no player"):
+        load_player("this:Zen")
     assert "this" not in sys.modules
 
 

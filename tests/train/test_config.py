@@ -50,6 +50,7 @@ def test_unknown_keys_are_named(tmp_path):
     ("lr_final: 0\n", "lr_final: a positive learning rate"),
     ("log_every_seconds: -1\n", "log_every_seconds"),
     ('name: "run\\e[2J"\n', "name: a non-empty string without control characters"),  # printed on every start
+    ('name: "run\\u2028"\n', "name: a non-empty string without control characters"),  # a line separator
     ("batch_size: 512\nreplay_size: 100\n", "replay_size"),
     ("keep_checkpoints: -1\n", "keep_checkpoints"),
     ("epsilon_final: 1.5\n", "epsilon_final"),
@@ -237,3 +238,8 @@ def test_a_saved_run_named_with_a_path_still_reads_back():
     assert TrainConfig.from_dict({**TrainConfig().to_dict(), "name": "team/a"}).name == "team/a"
     with pytest.raises(ConfigError, match="name: a run name without a path in it"):
         load_config(None, name="team/a")
+
+
+def test_run_names_may_be_written_in_any_script():
+    for name in ("mine 2", "нарды", "a\u00a0b", "\u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631", "\U0001f469\u200d\U0001f4bb"):
+        assert load_config(None, name=name).name == name
