@@ -857,8 +857,8 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
                              "depend on it: to reproduce a result, give the chunk_pairs it records")
     parser.add_argument("--json", action="store_true", help=json_help)
-    parser.add_argument("--rules", help="rule variants as JSON, keys left out taking the 2026 code's values "
-                                        "(default: those the network players were trained under, else the 2026 code)")
+    parser.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
+                                        "(default: those the network players were trained under, else the defaults)")
 
 
 def _version() -> str:
@@ -901,7 +901,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed (default 0)")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.add_argument("--rules", help="rule variants as JSON, keys left out taking the 2026 code's values "
+    bench.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
                                        "(with --search, default: those the player was trained under)")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
@@ -947,7 +947,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
-    hint.add_argument("--rules", help="rule variants as JSON, keys left out taking the 2026 code's values "
+    hint.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
                                       "(default: those the player was trained under)")
     hint.set_defaults(func=_cmd_hint)
 
@@ -967,7 +967,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="your colour (default random: drawn for each game)")
     play.add_argument("--seed", type=_SEED, default=None, help="dice seed (default: fresh dice each session)")
     play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
-    play.add_argument("--rules", help="rule variants as JSON, keys left out taking the 2026 code's values "
+    play.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
                                       "(default: those the player was trained under)")
     play.set_defaults(func=_cmd_play)
 

@@ -53,7 +53,7 @@ class TrainConfig:
     seed: int = 0
     """Seeds the network's initial weights, the learner and every self-play task."""
     rules: dict[str, Any] = field(default_factory=dict)
-    """Rule variant keys of RULES.md (empty: the 2026 sports code)."""
+    """Rule variant keys of RULES.md (empty: the defaults, the 2026 sports code played cubeless)."""
     hidden: tuple[int, ...] = (128, 64)
     """Hidden layer sizes of the network."""
     total_games: int = 100_000
@@ -70,11 +70,11 @@ class TrainConfig:
     epsilon: float = 0.05
     """Chance of a uniformly random play instead of the greedy one, at the start."""
     epsilon_final: float = 0.0
-    """Exploration at the end of the run (linear decay)."""
+    """Exploration at the end of the run (linear in games played from ``epsilon``: a decay, or a rise if higher)."""
     lr: float = 1e-3
     """Adam learning rate at the start."""
     lr_final: float = 1e-4
-    """Learning rate at the end of the run (linear decay in games played)."""
+    """Learning rate at the end of the run (linear in games played from ``lr``: a decay, or a rise if higher)."""
     batch_size: int = 512
     """Samples per gradient step."""
     replay_size: int = 200_000
@@ -87,7 +87,7 @@ class TrainConfig:
     eval_games: int = 200
     """Games per periodic evaluation against each opponent (paired dice, even)."""
     eval_opponents: tuple[str, ...] = ("random", "race", "heuristic")
-    """Bots to evaluate against."""
+    """Players to evaluate against: bot names or paths of players (docs/training.md)."""
     final_eval_games: int = 1000
     """Games of the final evaluation against each opponent, printed at the end."""
     checkpoint_every_games: int = 10_000
