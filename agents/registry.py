@@ -11,11 +11,12 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 
 from nardy_env import Rules
-from nardy_env.players import SHADOWED, Player, shadowed
+from nardy_env.players import SHADOWED, Player, search_depth, shadowed
 
 from .bots import BOTS
 
@@ -27,10 +28,11 @@ SHIPPED_PLAYER = Path(__file__).resolve().parent.parent / "checkpoints" / "defau
 
 def split_ply(spec: str) -> tuple[str, int]:
     """``"path@2"`` -> ``("path", 2)``; no suffix means 0-ply."""
-    base, sep, ply = spec.rpartition("@")
-    if sep and ply.isdigit():
-        return base, int(ply)
-    if sep and ply[:1] in "+-" and ply[1:].isdigit():
+    base, depth = search_depth(spec)
+    if depth is not None:
+        return base, int(depth)
+    _, sep, ply = spec.rpartition("@")
+    if sep and re.fullmatch(r"[+-][0-9]+", ply):
         raise ValueError(f"{spec!r}: the search depth after '@' is a whole number, 0 or more")
     return spec, 0
 

@@ -34,7 +34,7 @@ import numpy as np
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
+__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "search_depth", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
            "choose_indices", "check_batch", "trained_rules", "PlayerFailed"]
 
 
@@ -444,9 +444,8 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             return FunctionPlayer(spec)
         raise TypeError(f"a player must be a name, have a choose() method or be a function, "
                         f"got {type(spec).__name__}")
-    base, at, depth = spec.rpartition("@")
-    searched = bool(at) and depth.isdigit()
-    name = base if searched else spec  # without its search depth
+    name, depth = search_depth(spec)  # the name without its search depth
+    searched = depth is not None
     # Your own player, FILE.py:NAME (first: the file is named outright) or module:NAME (after the plugins).
     code = _CODE_SPEC.fullmatch(name)
     own_file = code is not None and code.group(1).endswith(".py")
@@ -500,7 +499,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 "nardy checkout)" if name == "default" else "")
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
-    depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if at and not searched and base else ""
+    depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if not searched and spec.rpartition("@")[0] else ""
     raise PlayerNotFound(
         f"no player named {spec!r}{depth_hint}: give a bot name (random, race, heuristic), default (the "
         "shipped player), a run directory or checkpoint file, an exported policy folder, or your own "
@@ -514,14 +513,25 @@ def _is_torch_module(obj: Any) -> bool:
 
 
 _CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
+_DEPTH = re.compile(r"[0-9]+")
+
+
+def search_depth(spec: str) -> tuple[str, str | None]:
+    """A player name split at its search-depth suffix: ``"run@2"`` -> ``("run", "2")``, and
+    ``("run", None)`` for a name without one. The depth is ASCII digits only: ``"run@²"`` and
+    ``"run@٣"`` have none (``str.isdigit`` takes the first, ``int`` the second). Every reader of
+    ``NAME@N`` goes through here (``agents.registry.split_ply`` too), so they cannot disagree."""
+    base, at, depth = spec.rpartition("@")
+    if at and _DEPTH.fullmatch(depth):
+        return base, depth
+    return spec, None
 
 
 def names_code(spec: str) -> bool:
     """Whether ``spec`` names code to run, ``FILE.py:NAME`` or ``module:NAME`` (``@N`` allowed),
     rather than a bot, a network file or folder (``runs/exp:v2``) or a plugin's name; as
     ``load_player`` tells them apart."""
-    base, at, depth = spec.rpartition("@")
-    name = base if at and depth.isdigit() else spec
+    name = search_depth(spec)[0]
     code = _CODE_SPEC.fullmatch(name)
     if code is None:
         return False
@@ -531,8 +541,7 @@ def names_code(spec: str) -> bool:
 
 def code_file(spec: str) -> Path | None:
     """The source file of a ``FILE.py:NAME`` player name (``@N`` allowed), when that file exists; else None."""
-    base, at, depth = spec.rpartition("@")
-    code = _CODE_SPEC.fullmatch(base if at and depth.isdigit() else spec)
+    code = _CODE_SPEC.fullmatch(search_depth(spec)[0])
     if code is None or not code.group(1).endswith(".py") or not os.path.isfile(code.group(1)):
         return None
     return Path(code.group(1))

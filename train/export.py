@@ -51,6 +51,7 @@ from agents.onnx_policy import (
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env._runtime import printable
+from nardy_env.players import search_depth
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
@@ -268,8 +269,8 @@ def _checkpoint_path(player: str | Path) -> Path:
                           f"a {type(player).__name__}: save it first, save_checkpoint(path, network, rules), "
                           "then export_policy(path, out_dir)")
     text = str(player)
-    base, sep, ply = text.rpartition("@")
-    if sep and ply.isdigit():
+    ply = search_depth(text)[1]
+    if ply is not None:
         raise ExportError(f"{text!r}: an export holds the network alone; drop '@{ply}' and choose the "
                           f"search depth when playing (DIR@{ply}, or --ply {ply})")
     path = Path(text)

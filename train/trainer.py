@@ -1003,7 +1003,8 @@ class Trainer:
             "calibration_error": ece,
             "equity_calibration_error": equity_error,
             "epsilon": self.epsilon(),
-            "learning_rate": self.learning_rate(),
+            # The rate the latest gradient steps used (set before each task's games are counted).
+            "learning_rate": float(self.optimizer.param_groups[0]["lr"]),
             "actors": n_actors,
             "actor_restarts": self.actor_restarts,
         }

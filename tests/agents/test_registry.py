@@ -48,6 +48,23 @@ def test_a_negative_search_depth_is_named_as_such():
         load_player("heuristic@-1")
 
 
+@pytest.mark.parametrize("spec", ["heuristic@\u00b2", "heuristic@\u0663", "heuristic@\uff11"])
+def test_a_search_depth_is_ascii_digits_everywhere_a_name_is_read(spec, tmp_path):
+    """Superscripts pass str.isdigit, other scripts' digits pass int(): neither is a depth, so the
+    name is unknown (said as such, with what comes after '@'), never a bare int() error or a search."""
+    from agents.registry import split_ply
+    from nardy_env.players import names_code, search_depth
+    from train.export import ExportError, export_policy
+
+    assert search_depth(spec) == (spec, None) and split_ply(spec) == (spec, 0)
+    assert search_depth("heuristic@12") == ("heuristic", "12") and split_ply("a@b@3") == ("a@b", 3)
+    with pytest.raises(PlayerNotFound, match=r"after '@' comes a search depth, a whole number"):
+        load_player(spec)
+    assert names_code("mine.py:P@1") and not names_code(spec.replace("heuristic", "mine.py:P"))
+    with pytest.raises(ExportError, match="no checkpoint at heuristic@"):
+        export_policy(spec, tmp_path / "out")
+
+
 def test_zero_ply_may_be_spelled_out_for_every_bot():
     from nardy_env.players import RandomPlayer
 

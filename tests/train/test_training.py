@@ -68,13 +68,15 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     events.Reload()
     tags = set(events.Tags()["scalars"])
     for tag in ("train/loss", "train/fit_error", "selfplay/games", "selfplay/games_per_s", "selfplay/mean_game_plies",
-                "selfplay/mars_rate", "learner/updates_per_s", "calibration/expected_error",
+                "selfplay/mars_rate", "learner/updates_per_s", "learner/learning_rate", "calibration/expected_error",
                 "calibration/equity_expected_error", "eval/win_rate_vs_random", "eval/win_rate_vs_race",
                 "eval/mars_rate_vs_race", "final/win_rate_vs_race", "final/points_per_game_vs_random"):
         assert tag in tags, tag
     loss = [e.value for e in events.Scalars("train/loss")]
     fit = [e.value for e in events.Scalars("train/fit_error")]
     assert all(0 <= f <= value for f, value in zip(fit, loss, strict=True))  # the loss less the targets' entropy
+    lr = [e.value for e in events.Scalars("learner/learning_rate")]
+    assert all(config["lr_final"] - 1e-9 <= v <= config["lr"] + 1e-9 for v in lr), lr
     assert any(re.fullmatch(r"calibration/actual_points_pred_[-+]\d\.\d_[-+]\d\.\d", t) for t in tags)
     assert any(re.fullmatch(r"calibration/actual_win_rate_pred_0\.\d-[01]\.\d", t) for t in tags)
     # The closing evaluation continues the eval/ curve as well.
