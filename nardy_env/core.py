@@ -674,8 +674,17 @@ def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
                          f"{list(arr.shape)}") from None
 
 
+def _holds_bool(value: Any) -> bool:
+    """Whether a list or tuple (nested or not) holds a bool: ``np.asarray([True, 2])`` reads it as 1."""
+    if isinstance(value, bool | np.bool_):
+        return True
+    return isinstance(value, list | tuple) and any(_holds_bool(v) for v in value)
+
+
 def _check_dice(dice: npt.ArrayLike, batch: int) -> np.ndarray:
     arr = np.asarray(dice)
+    if _holds_bool(dice):
+        raise StateError(f"dice must be integers 1..6, not True or False: got {dice!r}"[:200])
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.shape != (batch, 2):

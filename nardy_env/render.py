@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, pip_counts, validate_states
+from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, _holds_bool, pip_counts, validate_states
 from .notation import Color, ColorLike, as_color, format_npn, parse_npn
 
 __all__ = ["board_text", "board_words"]
@@ -23,7 +23,7 @@ def picture_input(what: str, state: np.ndarray, dice: Sequence[int] | None) -> t
         return row, None
     roll = np.asarray(dice)
     if (roll.shape != (2,) or not np.issubdtype(roll.dtype, np.integer) or ((roll < 1) | (roll > 6)).any()
-            or any(isinstance(d, (bool, np.bool_)) for d in list(dice))):  # (True, 1) reads as integers
+            or _holds_bool(dice)):  # (True, 1) reads as integers
         raise StateError(f"{what}: dice must be two whole numbers 1..6, got {dice!r}")
     return row, (int(roll[0]), int(roll[1]))
 

@@ -37,6 +37,8 @@ def _shown(value: Any) -> str:
 
 def parse_dice(dice: Any) -> tuple[int, int]:
     """Validate two dice, each an integer 1..6."""
+    if isinstance(dice, np.ndarray) and dice.ndim == 1:  # as nardy_env's functions take them
+        dice = dice.tolist()
     if not isinstance(dice, list | tuple) or len(dice) != 2:
         raise ValueError(f"dice must be a list of two integers 1..6, got {_shown(dice)}")
     out = []

@@ -10,7 +10,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ..core import MAX_RESULTS, Afterstates, outcome
+from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
 from ..notation import Color, parse_npn
 from ..render import board_text
 from ..rules import RulesLike, as_rules
@@ -91,7 +91,8 @@ def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray
     dice = options.get("dice")
     if dice is not None:
         dice = np.asarray(dice)
-        if dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any():
+        if (dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any()
+                or _holds_bool(options["dice"])):  # [True, 2] reads as integers
             raise ValueError(f"dice must be two integers 1..6, got {options['dice']!r}")
         dice = dice.astype(np.int64)
     return state, side, dice

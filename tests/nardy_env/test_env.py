@@ -364,6 +364,12 @@ def test_unknown_reset_options_are_rejected_by_name():
         env.reset(seed=0, options={"posn": BLOCKED})
     with pytest.raises(ValueError, match="position"):
         env.reset(seed=0, options={"dice": [2, 1]})
+    for dice in ([True, 2], [2, 1.0], [7, 1], [2]):  # True would read as a 1
+        with pytest.raises(ValueError, match=r"dice must be two integers 1..6, got \["):
+            env.reset(seed=0, options={"position": BLOCKED, "dice": dice})
+        with pytest.raises(ValueError, match=r"dice must be two integers 1..6, got \["):
+            gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point").reset(
+                seed=0, options={"position": BLOCKED, "dice": dice})
     with pytest.raises(ValueError, match="already over"):
         env.reset(seed=0, options={"position": "0," * 11 + "-15," + "0," * 11 + "0:15,0:b"})
 

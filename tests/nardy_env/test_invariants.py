@@ -179,7 +179,7 @@ def test_bad_states_and_dice_raise_clear_errors():
     for width in (26, 60):
         with pytest.raises(ValueError, match="raw positions must have 50 columns"):
             features(np.zeros((2, width), dtype=np.float32))
-    for dice in (["6", "5"], [6.0, 5.0], [True, True]):
+    for dice in (["6", "5"], [6.0, 5.0], [True, True], [True, 2], (np.True_, 3)):  # [True, 2] reads as ints
         with pytest.raises(StateError, match="dice must be integers 1..6"):
             legal_afterstates(good, [dice])
     # Rules as a dict of variant keys, as the environments take them; other things are named.

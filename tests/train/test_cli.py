@@ -139,6 +139,19 @@ def test_moves_for_people_reports_bad_input():
     assert out.returncode == 2 and "two dice" in out.stderr
 
 
+def test_legal_plays_takes_dice_as_nardy_envs_functions_do_and_never_a_bool():
+    import numpy as np
+
+    from train.moves import legal_plays, parse_dice
+
+    assert parse_dice(np.array([6, 5])) == parse_dice([6, 5]) == (6, 5)
+    as_list = legal_plays(START_NPN, [6, 5])
+    assert legal_plays(START_NPN, np.array([6, 5])) == as_list == legal_plays(START_NPN, (np.int8(6), 5))
+    for dice in ([True, 2], np.array([6, 5, 4]), np.array([[6, 5]]), [6.0, 5]):
+        with pytest.raises(ValueError, match="dice must be"):
+            legal_plays(START_NPN, dice)
+
+
 def test_moves_rules_option_changes_the_result():
     pos = npn({24: 9, 13: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1})
     line = json.dumps({"position": pos, "dice": [3, 5]}) + "\n"
