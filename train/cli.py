@@ -337,17 +337,27 @@ def _game_rules(command: str, specs, players, asked):
     return rules
 
 
+def _match_games_or_say(command: str, games: int) -> bool:
+    """``--games`` of eval and ladder (a match, each pair of players' match): an even number from 2
+    to train.evaluate.MAX_GAMES, checked before any player loads; else False, said on stderr."""
+    from train.evaluate import MAX_GAMES
+
+    if games < 2 or games % 2:
+        _complain(f"nardy {command}: --games must be an even number >= 2 (games are played in pairs)")
+        return False
+    if games > MAX_GAMES:
+        _complain(f"nardy {command}: --games must be at most {MAX_GAMES:,} in one match; for more, play "
+                  "several matches with different --seed")
+        return False
+    return True
+
+
 @_saying_once
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from train.evaluate import MAX_GAMES, evaluate
+    from train.evaluate import evaluate
 
     asked = _asked_rules(args.rules)
-    if args.games < 2 or args.games % 2:
-        print("nardy eval: --games must be an even number >= 2 (games are played in pairs)", file=sys.stderr)
-        return 2
-    if args.games > MAX_GAMES:
-        print(f"nardy eval: --games must be at most {MAX_GAMES:,} in one match; for more, play several "
-              "matches with different --seed", file=sys.stderr)
+    if not _match_games_or_say("eval", args.games):
         return 2
     if args.records and not _writable_file_or_say("eval", "--records", args.records):
         return 2
@@ -419,8 +429,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     from train.evaluate import ladder
 
     asked = _asked_rules(args.rules)
-    if args.games < 2 or args.games % 2:
-        print("nardy ladder: --games must be an even number >= 2", file=sys.stderr)
+    if not _match_games_or_say("ladder", args.games):
         return 2
     if args.png:
         from pathlib import Path
@@ -833,8 +842,15 @@ def _positive(what: str) -> Callable[[str], Any]:
 
 
 _SEED = _at_least(0)
-_DICE_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v < 2**32, "from 0 to 2**32 - 1")
-"""A match's dice seed (train.evaluate.MAX_SEED)."""
+def _max_seed() -> int:
+    from train.evaluate import MAX_SEED  # when a seed is read, not when the parser is built
+
+    return MAX_SEED
+
+
+_DICE_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v <= _max_seed(),
+                          "from 0 to 2**32 - 1")
+"""A match's dice seed: 0 to train.evaluate.MAX_SEED."""
 _COUNT = _at_least(1)
 _PLY = _at_least(0)
 _POSITIVE = _positive("number")

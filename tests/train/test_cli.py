@@ -569,12 +569,15 @@ def test_empty_names_and_paths_are_refused_by_the_parser(argv, capsys):
 
 @pytest.mark.parametrize("games, message", [("3", "an even number >= 2"), ("0", "an even number >= 2"),
                                             ("1000000000000", "at most 10,000,000 in one match")])
-def test_eval_refuses_bad_game_counts_before_playing(games, message, capsys):
+@pytest.mark.parametrize("command", ["eval", "ladder"])
+def test_eval_refuses_bad_game_counts_before_playing(games, message, command, capsys):
     from train.cli import main
 
-    assert main(["eval", "random", "race", "--games", games]) == 2
+    # A player that would take long to load (and warn) is never loaded: the count is refused first.
+    assert main([command, "random", "missing-player-folder/", "--games", games]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("nardy eval: --games must be") and message in err and "Traceback" not in err
+    assert err.startswith(f"nardy {command}: --games must be") and message in err and "Traceback" not in err
+    assert "missing-player-folder" not in err
 
 
 @pytest.mark.parametrize("argv, option", [
