@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from nardy_env.core import is_whole
+from nardy_env.core import HOME_SIZE, NUM_CHECKERS, NUM_POINTS, is_whole
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, RAW_SIZE
 
 from .common import EQUITY_WEIGHTS, MAX_LAYERS, MAX_PARAMETERS, OUTCOMES, network_parameters
@@ -36,7 +36,7 @@ from .common import EQUITY_WEIGHTS, MAX_LAYERS, MAX_PARAMETERS, OUTCOMES, networ
 __all__ = ["RawFeatures", "TDNetwork", "OUTCOMES", "EQUITY_WEIGHTS", "known_outcomes"]
 
 
-_POINTS = 24
+_POINTS = NUM_POINTS
 
 
 def _one_thread_after_fork() -> None:
@@ -51,8 +51,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_one_thread_after_fork)
 _NEVER_CERTAIN = 1.0 - 2.0**-20
 """The most probability an unfinished position gives its best outcome (``known_outcomes``)."""
-_CHECKERS = 15.0
-_START_PIPS = 360.0
+_CHECKERS = float(NUM_CHECKERS)
+_START_PIPS = float(NUM_CHECKERS * NUM_POINTS)  # as nardy_env.encoding scales pips: the start's count
 
 
 class RawFeatures(nn.Module):
@@ -73,7 +73,7 @@ class RawFeatures(nn.Module):
             torch.clamp(counts - 3, min=0) / 2,
         ], dim=-1).reshape(counts.shape[0], _POINTS * 4)
         pips = counts @ self.personal
-        home = counts[:, :6].sum(-1)
+        home = counts[:, :HOME_SIZE].sum(-1)
         run = torch.zeros_like(off)
         best = torch.zeros_like(off)
         for k in range(_POINTS):

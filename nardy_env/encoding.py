@@ -36,7 +36,7 @@ FEATURES_VERSION = "nardy-features/1"
 _PER_SIDE = NUM_POINTS * 4 + 6
 NUM_FEATURES = 2 * _PER_SIDE
 """Length of a feature vector (204)."""
-_START_PIPS = 360.0
+_START_PIPS = float(NUM_CHECKERS * NUM_POINTS)  # the start position's pip count, 360
 _OFF_RAW = 2 * NUM_POINTS
 """Index of the mover's borne-off count in the raw layout (the opponent's follows it)."""
 

@@ -355,6 +355,11 @@ def trained_rules(players: dict[str, Any]) -> Rules:
     return found[0] if found else DEFAULT_RULES
 
 
+OUR_RESOLVER = "agents.registry:resolve"
+"""nardy's own ``nardy.players`` entry point (pyproject.toml names the same): tried first, and a
+failure to load it is nardy's (a folder shadowing ``agents``), not a plugin's."""
+
+
 def _resolvers():
     """The ``nardy.players`` resolvers, as (entry point name, its value, the function): nardy's
     own (``agents``) first, then the others by name.
@@ -363,13 +368,13 @@ def _resolvers():
     take the other names (the bots included) down with it.
     """
     found = sorted(entry_points(group="nardy.players"),
-                   key=lambda ep: (ep.value != "agents.registry:resolve", ep.name))
+                   key=lambda ep: (ep.value != OUR_RESOLVER, ep.name))
     resolvers = []
     for ep in found:
         try:
             resolvers.append((ep.name, ep.value, ep.load()))
         except Exception as exc:  # a broken third-party package
-            ours = ep.value == "agents.registry:resolve" and shadowed(exc)
+            ours = ep.value == OUR_RESOLVER and shadowed(exc)
             hint = f" ({SHADOWED})" if ours else ""
             warnings.warn(f"nardy.players entry point {ep.name!r} ({ep.value}) failed to load and is "
                           f"skipped: {type(exc).__name__}: {exc}{hint}", stacklevel=3)
@@ -453,12 +458,12 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     if own_file and code is not None:
         return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
     if name == "random":
-        if searched and int(depth):
+        if depth is not None and int(depth):
             raise ValueError(f"random does not search; drop '@{depth}'")
         return RandomPlayer()
     for ep_name, ep_value, resolve in _resolvers():
         # nardy's own resolver takes None (the trained rules); a plugin's gets real rules.
-        ours = getattr(resolve, "__module__", "") == "agents.registry"
+        ours = getattr(resolve, "__module__", "") == OUR_RESOLVER.partition(":")[0]
         if ours:
             player = resolve(spec, rules)
         else:

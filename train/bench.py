@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import OFF_MOVER, OFF_OPPONENT, flip, initial_states, legal_afterstates
+from nardy_env import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, flip, initial_states, legal_afterstates
 from nardy_env.core import available_cpus
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
@@ -48,7 +48,7 @@ def play_random_games(
             max_results = max(max_results, int(counts.max()))
             pick = found.offsets[:-1] + (rng.random(active.size) * counts).astype(np.int64)
             after = found.states[pick]
-            over = after[:, OFF_MOVER] == 15
+            over = after[:, OFF_MOVER] == NUM_CHECKERS
             if over.any():
                 ended = active[over]
                 points = np.where(after[over, OFF_OPPONENT] == 0, 2, 1)

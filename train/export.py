@@ -51,10 +51,10 @@ from agents.onnx_policy import (
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env._runtime import printable
-from nardy_env.players import search_depth
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
+from nardy_env.players import search_depth
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",

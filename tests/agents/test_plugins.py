@@ -39,7 +39,10 @@ def test_a_broken_plugin_is_skipped_with_a_warning_and_the_bots_still_load(monke
 
 def test_the_real_entry_point_is_nardys_own():
     names = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="nardy.players")}
-    assert names.get("agents") == "agents.registry:resolve"
+    assert names.get("agents") == "agents.registry:resolve" == players.OUR_RESOLVER
+    from agents.registry import resolve
+
+    assert f"{resolve.__module__}:{resolve.__name__}" == players.OUR_RESOLVER  # the function it names
 
 
 _AGENT = '''
