@@ -119,3 +119,20 @@ def test_the_rules_page_has_a_row_for_every_variant_key():
     text = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     missing = [f.name for f in dataclasses.fields(Rules) if f.init and f"| `{f.name}` |" not in text]
     assert not missing, f"docs/rules.md's table of variant keys lacks {missing}"
+
+
+def test_the_rules_page_names_every_public_name_of_the_core_and_nothing_else():
+    """docs/rules.md's table of the core's names: each exists in nardy_env.__all__, and each of those
+    is in the table (a name added to the API is documented, a name removed leaves the docs)."""
+    import nardy_env
+
+    text = (ROOT / "docs" / "rules.md").read_text()
+    table = text.split("## The core's names at a glance", 1)[1].split("\n## ", 1)[0]
+    named = {m for row in table.splitlines() if row.startswith("| `")
+             for m in re.findall(r"`([A-Za-z_]\w*)(?:\(|`)", row.split(" | ")[0])}
+    public = set(nardy_env.__all__) - {"__version__"}
+    assert named - public == set(), "named in docs/rules.md but not in nardy_env.__all__"
+    errors = {n for n in public if n.endswith("Error")}
+    assert public - errors - named == set(), "in nardy_env.__all__ but not in docs/rules.md's table"
+    for name in errors:  # told apart below the table
+        assert f"`{name}`" in table and issubclass(getattr(nardy_env, name), ValueError)
