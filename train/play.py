@@ -456,11 +456,11 @@ class _Session:
             return
         number = {p["result"]: n for n, p in enumerate(plays, 1)}
         label = "equity" if "outcomes" in ranked[0] else "score"
-        self.say(f"{self.opponent_name}'s ranking ({label}, higher is better for you; type the list "
-                 "number to choose one):")
-        for rank, entry in enumerate(ranked[:5], 1):
-            self.say(f"  {rank}. {format_move_sequence(entry['moves']):<26} {entry['equity']:+8.3f}   "
-                     f"(#{number[entry['result']]} in the list)")
+        self.say(f"{self.opponent_name}'s ranking, best first ({label}, higher is better for you; each "
+                 "play keeps its number in the list: type it to choose the play):")
+        for entry in ranked[:5]:  # not numbered by rank: a rank typed would choose another play
+            self.say(f"  #{number[entry['result']]:<3} {format_move_sequence(entry['moves']):<26} "
+                     f"{entry['equity']:+8.3f}")
         if len(ranked) > 5:
             self.say(f"  ... and {len(ranked) - 5} more")
 

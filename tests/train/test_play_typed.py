@@ -265,8 +265,12 @@ def test_hint_at_the_prompt_numbers_the_plays_and_the_final_board_says_who_won()
     lines = iter(["hint", "1", "y"] * 400)
     score = play_session(race, human=Color.WHITE, seed=4, games=1, read=lambda prompt: next(lines) + "\n", out=out)
     text = out.getvalue()
-    assert "race's ranking (score, higher is better for you; type the list number to choose one):" in text
-    assert re.search(r"\n  1\. .+ +[-+]\d+\.\d+   \(#\d+ in the list\)", text)
+    assert ("race's ranking, best first (score, higher is better for you; each play keeps its number in "
+            "the list: type it to choose the play):") in text
+    # Each ranked play shows its number in the list (what typing it chooses), never a rank of its own.
+    listed = dict(re.findall(r"(\d+)\. (\S+(?: \S+)*)", text.split("race's ranking")[0].rsplit("legal play", 1)[1]))
+    ranked = re.findall(r"\n  #(\d+) +(\S.*?\S) +[-+]\d+\.\d+\n", text.split("race's ranking")[1])
+    assert len(ranked) >= 2 and all(listed[n] == moves for n, moves in ranked), (listed, ranked)
     winner = "White" if score["you"] else "Black"
     assert f"Game over: {winner} wins\n" in text
 
