@@ -282,7 +282,8 @@ class Trainer:
                                  "saved one?); remove it or choose another --out")
             _check_writable(self.run_dir)
         self._new_run = not resume  # the folder is made once Ray has started (_make_run_dir)
-        self._made_folder = self._unstarted = False
+        self._unstarted = False
+        self._made_folders: list[Path] = []  # the run folder and the parents this run made, innermost first
         self._replay_saved: tuple[int, int, int] | None = None
         self._writer: Any = None
         self._picture_from = 0  # games at the last reliability picture
@@ -298,7 +299,7 @@ class Trainer:
             taken = TrainError(f"{self.run_dir} was taken by another run while this one started; "
                                "choose another --out")
             try:
-                self._made_folder = not self.run_dir.exists()
+                self._made_folders = [p for p in (self.run_dir, *self.run_dir.parents) if not p.exists()]
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 try:  # locked before anything is written in it
                     self._lock = runlock.acquire(self.run_dir, new=True)
@@ -319,8 +320,7 @@ class Trainer:
                 self._lock = None
                 with contextlib.suppress(OSError):  # nothing half-made stays behind (a full disk)
                     (self.run_dir / "config.json").unlink(missing_ok=True)
-                    if self._made_folder:
-                        self.run_dir.rmdir()
+                    self._remove_made_folders()
                 raise TrainError(f"cannot make the run folder {self.run_dir}: {exc.strerror or exc}") from None
             self._new_run = False
             self._unstarted = True  # until a game is played: a run that never starts is removed
@@ -355,6 +355,15 @@ class Trainer:
         except Exception:
             pass
 
+    def _remove_made_folders(self) -> None:
+        """The folders this run made (runs/ for runs/NAME too), where they are still empty."""
+        for folder in self._made_folders:
+            try:
+                folder.rmdir()  # only an empty folder goes
+            except OSError:
+                break
+        self._made_folders = []
+
     def _remove_unstarted_run(self) -> None:
         """What a new run that never played a game wrote (config.json, tb/, .lock): gone, so the
         same command can be given again."""
@@ -364,8 +373,7 @@ class Trainer:
         (self.run_dir / "config.json").unlink(missing_ok=True)
         runlock.release(self._lock, remove=True)  # its file too, unless another holder here still has it
         self._lock = None
-        if self._made_folder and not any(self.run_dir.iterdir()):
-            self.run_dir.rmdir()
+        self._remove_made_folders()
         self._new_run, self._unstarted = True, False  # a train() after this starts the run afresh
 
     # -- state ------------------------------------------------------------------------------

@@ -910,6 +910,17 @@ def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
     trainer._make_run_dir()  # tried again (a library caller's second train()): made afresh, and locked
     assert (tmp_path / "run" / "config.json").exists() and (tmp_path / "run" / ".lock").exists()
     trainer._remove_unstarted_run()
+    # runs/NAME made runs/ too: both go (a folder that was there before, or holds anything, stays).
+    nested = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "runs" / "a" / "run", progress=False)
+    nested._make_run_dir()
+    nested._remove_unstarted_run()
+    assert not (tmp_path / "runs").exists()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "notes.txt").write_text("mine")
+    nested = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "runs" / "a" / "run", progress=False)
+    nested._make_run_dir()
+    nested._remove_unstarted_run()
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["notes.txt"]
     # A .lock that is no lock file is named as such, not blamed on another run.
     (tmp_path / "odd" / ".lock").mkdir(parents=True)
     with pytest.raises(TrainError, match=r"\.lock is not a plain file; remove it"):
