@@ -22,8 +22,16 @@ from .bots import BOTS
 
 __all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
 
+def _shipped_player() -> Path:
+    """checkpoints/default of the checkout this package runs from, else the installed copy that
+    setup.py puts in the wheel (``agents/shipped``)."""
+    checkout = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+    installed = Path(__file__).resolve().parent / "shipped"
+    return installed if installed.is_dir() and not checkout.is_dir() else checkout
+
+
 #: The shipped player's folder; the name ``default`` plays it from any directory.
-SHIPPED_PLAYER = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+SHIPPED_PLAYER = _shipped_player()
 
 
 def split_ply(spec: str) -> tuple[str, int]:
@@ -48,8 +56,8 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
     if base == "default" and not path.exists():
         if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
             raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
-                             "lacks (it comes with a clone of the nardy repository: name the clone's "
-                             "checkpoints/default folder instead)")
+                             "lacks (it comes with a clone of the nardy repository and with nardy's wheel: name a "
+                             "clone's checkpoints/default folder instead)")
         player = _path_player(SHIPPED_PLAYER, base, ply, rules)
         if player is not None:
             player.name = spec  # type: ignore[attr-defined]  # shown as asked for: "default", not a long path

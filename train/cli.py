@@ -522,7 +522,7 @@ def _named_hint_player(args: argparse.Namespace, rules):
             from agents.registry import SHIPPED_PLAYER
 
             print(f"nardy: no shipped player in this installation ({SHIPPED_PLAYER} comes with a clone of "
-                  "the repository): the heuristic bot plays instead; name a player to choose another",
+                  "the repository and with nardy's wheel): the heuristic bot plays instead; name a player to choose another",
                   file=sys.stderr)
     try:
         base, ply = split_ply(spec)
@@ -708,7 +708,8 @@ def _train(args: argparse.Namespace) -> int:
                 config = resume_with_changes(config, _overrides(args.set))
         else:
             if not args.config:
-                print("nardy train: give --config configs/NAME.yaml (or --resume RUN_DIR)", file=sys.stderr)
+                print("nardy train: give --config FILE.yaml or a shipped config's name, such as --config quick (or "
+                      "--resume RUN_DIR)", file=sys.stderr)
                 return 2
             config = load_config(args.config, overrides_from="--set", **_overrides(args.set))
             run_dir = Path(args.out) if args.out else default_run_dir(config)
@@ -989,7 +990,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
                         description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
-    tr.add_argument("--config", type=_TEXT, help="YAML file of settings overriding the defaults (configs/*.yaml); "
+    tr.add_argument("--config", type=_TEXT, help="YAML file of settings overriding the defaults, or a shipped config's name (smoke, quick, default: configs/NAME.yaml); "
                                      "required, and refused with --resume (a resumed run keeps its config.json)")
     tr.add_argument("--out", type=_TEXT, help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
                                   "when that one is taken)")

@@ -29,7 +29,7 @@ from nardy_env._runtime import is_control
 from nardy_env.players import names_code
 from train.evaluate import MAX_GAMES
 
-__all__ = ["TrainConfig", "ConfigError", "load_config"]
+__all__ = ["TrainConfig", "ConfigError", "load_config", "config_file", "shipped_config_names", "SHIPPED_CONFIGS"]
 
 
 EVAL_RECORD_KEYS = ("games_trained", "time", "final", "seed", "rules", "nardy_version")
@@ -271,18 +271,47 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _shipped_configs() -> Path:
+    """configs/ of the checkout this package runs from, else the copy setup.py puts in the wheel."""
+    checkout = Path(__file__).resolve().parent.parent / "configs"
+    installed = Path(__file__).resolve().parent / "configs"
+    return installed if installed.is_dir() and not checkout.is_dir() else checkout
+
+
+SHIPPED_CONFIGS = _shipped_configs()
+"""The folder of the shipped configs (smoke, quick, default): ``load_config("quick")`` reads its quick.yaml."""
+
+
+def shipped_config_names() -> list[str]:
+    """The names of the shipped configs, as ``--config NAME`` takes them."""
+    return sorted(p.stem for p in SHIPPED_CONFIGS.glob("*.yaml"))
+
+
+def config_file(spec: str | Path) -> Path:
+    """The YAML file ``spec`` names: a path, or the bare name of a shipped config (``quick``), which
+    a file or folder of that name in the working directory comes before."""
+    path = Path(spec)
+    if not path.exists() and re.fullmatch(r"[A-Za-z0-9_-]+", str(spec)):
+        shipped = SHIPPED_CONFIGS / f"{spec}.yaml"
+        if shipped.is_file():
+            return shipped
+    return path
+
+
 def load_config(path: str | Path | None, overrides_from: str = "overrides", **overrides: Any) -> TrainConfig:
-    """Defaults, overridden by a YAML file (if given), then by ``overrides``.
+    """Defaults, overridden by a YAML file (if given: a path, or a shipped config's name such as
+    ``"quick"``), then by ``overrides``.
 
     ``overrides_from`` names where the overrides came from in error messages
     (the CLI passes ``"--set"``).
     """
     data: dict[str, Any] = {}
     if path is not None:
-        path = Path(path)
+        path = config_file(path)
         if not path.is_file():
-            raise ConfigError(f"no config file at {path} (configs/ comes with a clone of the repository; "
-                              "a YAML file of your own works too: docs/training.md lists every key and its default)")
+            names = ", ".join(shipped_config_names()) or "none in this installation"
+            raise ConfigError(f"no config file at {path} (the shipped configs go by name: {names}; a YAML "
+                              "file of your own works too: docs/training.md lists every key and its default)")
         try:
             text = io.StringIO(path.read_text(encoding="utf-8"))  # decoded whole: a bad byte's offset is the file's
             text.name = str(path)  # named: YAML's messages say which file

@@ -277,7 +277,7 @@ def _checkpoint_path(player: str | Path) -> Path:
     if text == "default" and not path.exists():  # the shipped player, as everywhere else
         if not (SHIPPED_PLAYER / "checkpoint.pt").is_file():
             raise ExportError(f"'default' names the shipped player, {SHIPPED_PLAYER}, whose checkpoint.pt this "
-                              "installation lacks (it comes with a clone of the nardy repository)")
+                              "installation lacks (it comes with a clone of the nardy repository and with nardy's wheel)")
         path = SHIPPED_PLAYER
     if path.is_dir() and (path / ONNX_FILE).exists() and not (path / "checkpoint.pt").is_file():
         raise ExportError(f"{path} is already an exported policy; export from a run directory or checkpoint")
