@@ -41,3 +41,20 @@ def test_the_board_picture_tool_draws_the_readmes_picture_and_has_help(tmp_path,
     with pytest.raises(SystemExit):
         main([str(tmp_path / "board.txt")])
     assert "give a path ending in .png" in capsys.readouterr().err
+
+
+def test_the_serving_latency_tool_asks_real_positions_and_times_every_request():
+    """docs/policy.md's per-request figures come from tools/serving_latency.py."""
+    from nardy_env import outcome
+    from nardy_env.notation import Color
+    from tools.serving_latency import requests, time_calls, time_jsonl
+
+    reqs = requests(150, seed=3)
+    assert len(reqs) == 150 and reqs[0][2] is Color.WHITE and reqs[1][2] is Color.BLACK
+    assert all(outcome(state[None])[0] == 0 and 1 <= dice.min() <= dice.max() <= 6 for state, dice, _ in reqs)
+    from nardy_env import initial_states
+
+    assert sum(np.array_equal(state, initial_states(1)[0]) for state, _, _ in reqs) >= 2  # a second game began
+    seconds, wall = time_calls("heuristic", reqs[:30], threads=2)
+    assert len(seconds) == 30 and all(0 < s < wall for s in seconds)
+    assert len(time_jsonl("heuristic", reqs[:8])) == 3  # the first five load the player
