@@ -15,7 +15,9 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = ("policy.onnx", "policy.json", "checkpoint.pt", "config.json", "eval.jsonl", "README.md")
+NEEDED = ("policy.onnx", "policy.json", "checkpoint.pt", "config.json")  # what plays and exports it
+BESIDE = ("README.md", "eval.jsonl", "strength.json", "training_curve.png")  # its record, where present
+CONFIGS = ("smoke.yaml", "quick.yaml", "default.yaml")
 
 
 class BuildPyWithData(build_py):
@@ -23,17 +25,25 @@ class BuildPyWithData(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
+        shipped = ROOT / "checkpoints" / "default"
+        pairs = [(shipped / name, Path("agents", "shipped", name)) for name in NEEDED]
+        pairs += [(shipped / name, Path("agents", "shipped", name)) for name in BESIDE if (shipped / name).is_file()]
+        pairs += [(config, Path("train", "configs", config.name)) for config in sorted((ROOT / "configs").glob("*.yaml"))]
+        missing = [str(source) for source in [*(shipped / n for n in NEEDED), *(ROOT / "configs" / n for n in CONFIGS)]
+                   if not source.is_file()]
+        if missing:
+            raise FileNotFoundError(f"{', '.join(missing)} missing: the wheel ships the player and the configs")
         into = Path(self.build_lib)
-        for name in SHIPPED:
-            self._copy(ROOT / "checkpoints" / "default" / name, into / "agents" / "shipped" / name)
-        for config in sorted((ROOT / "configs").glob("*.yaml")):
-            self._copy(config, into / "train" / "configs" / config.name)
+        for folder in ("agents/shipped", "train/configs"):  # nothing left from an earlier build
+            shutil.rmtree(into / folder, ignore_errors=True)
+        self._data_outputs = []
+        for source, target in pairs:
+            (into / target).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, into / target)
+            self._data_outputs.append(str(into / target))
 
-    def _copy(self, source: Path, target: Path) -> None:
-        if not source.is_file():
-            raise FileNotFoundError(f"{source} is missing: the wheel ships it (checkpoints/default, configs/)")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+    def get_outputs(self, include_bytecode: bool = True) -> list[str]:
+        return [*super().get_outputs(include_bytecode), *getattr(self, "_data_outputs", [])]
 
 
 setup(cmdclass={"build_py": BuildPyWithData})

@@ -23,11 +23,11 @@ from .bots import BOTS
 __all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
 
 def _shipped_player() -> Path:
-    """checkpoints/default of the checkout this package runs from, else the installed copy that
-    setup.py puts in the wheel (``agents/shipped``)."""
-    checkout = Path(__file__).resolve().parent.parent / "checkpoints" / "default"
+    """The copy that setup.py puts in the wheel (``agents/shipped``), else checkpoints/default of
+    the checkout this package runs from (an installed package never looks beside itself, where
+    site-packages may hold another's ``checkpoints``)."""
     installed = Path(__file__).resolve().parent / "shipped"
-    return installed if installed.is_dir() and not checkout.is_dir() else checkout
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "checkpoints" / "default"
 
 
 #: The shipped player's folder; the name ``default`` plays it from any directory.

@@ -80,7 +80,7 @@ def main():
             print(f"\n{npn}  you (white) rolled {dice[0]}-{dice[1]}",
                   *(f"  {n:3d}. {plays[r]:<24} -> {r}" for n, r in enumerate(results, 1)), sep="\n")
             choice = ""
-            while not (choice.isdigit() and 1 <= int(choice) <= len(results)):
+            while not (choice.isascii() and choice.isdigit() and 1 <= int(choice) <= len(results)):
                 choice = input(f"your play (1-{len(results)}): ").strip()
             npn = results[int(choice) - 1]
         print(f"{turn:3d}. {'bot' if side == 'b' else 'you'} {dice[0]}-{dice[1]}: {plays[npn] or '(no move)'} -> {npn}")

@@ -272,10 +272,11 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def _shipped_configs() -> Path:
-    """configs/ of the checkout this package runs from, else the copy setup.py puts in the wheel."""
-    checkout = Path(__file__).resolve().parent.parent / "configs"
+    """The copy that setup.py puts in the wheel (``train/configs``), else configs/ of the checkout
+    this package runs from (an installed package never looks beside itself, where site-packages
+    may hold another's ``configs``)."""
     installed = Path(__file__).resolve().parent / "configs"
-    return installed if installed.is_dir() and not checkout.is_dir() else checkout
+    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "configs"
 
 
 SHIPPED_CONFIGS = _shipped_configs()
@@ -289,9 +290,9 @@ def shipped_config_names() -> list[str]:
 
 def config_file(spec: str | Path) -> Path:
     """The YAML file ``spec`` names: a path, or the bare name of a shipped config (``quick``), which
-    a file or folder of that name in the working directory comes before."""
+    a file of that name in the working directory comes before (a folder does not)."""
     path = Path(spec)
-    if not path.exists() and re.fullmatch(r"[A-Za-z0-9_-]+", str(spec)):
+    if not path.is_file() and re.fullmatch(r"[A-Za-z0-9_-]+", str(spec)):
         shipped = SHIPPED_CONFIGS / f"{spec}.yaml"
         if shipped.is_file():
             return shipped

@@ -299,7 +299,8 @@ class Trainer:
             taken = TrainError(f"{self.run_dir} was taken by another run while this one started; "
                                "choose another --out")
             try:
-                self._made_folders = [p for p in (self.run_dir, *self.run_dir.parents) if not p.exists()]
+                here = Path(os.path.normpath(self.run_dir))  # no "a/.." among the folders made
+                self._made_folders = [p for p in (here, *here.parents) if not p.exists()]
                 self.run_dir.mkdir(parents=True, exist_ok=True)
                 try:  # locked before anything is written in it
                     self._lock = runlock.acquire(self.run_dir, new=True)
@@ -360,6 +361,8 @@ class Trainer:
         for folder in self._made_folders:
             try:
                 folder.rmdir()  # only an empty folder goes
+            except FileNotFoundError:  # not made after all (a full disk stopped mkdir): its parent may be
+                continue
             except OSError:
                 break
         self._made_folders = []

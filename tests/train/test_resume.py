@@ -921,6 +921,22 @@ def test_a_new_run_that_never_starts_leaves_no_lock_behind(tmp_path):
     nested._make_run_dir()
     nested._remove_unstarted_run()
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["notes.txt"]
+    # A disk that fills up between runs/ and runs/full: what was made goes all the same.
+    import errno
+
+    real_mkdir = os.mkdir
+
+    def full_disk(path, *args, **kwargs):
+        if os.path.basename(path) == "full" and os.path.isdir(os.path.dirname(path)):  # once new/ is made
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_mkdir(path, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "mkdir", full_disk)
+        failing = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "new" / "full", progress=False)
+        with pytest.raises(TrainError, match="cannot make the run folder .*No space left on device"):
+            failing._make_run_dir()
+    assert not (tmp_path / "new").exists()
     # A .lock that is no lock file is named as such, not blamed on another run.
     (tmp_path / "odd" / ".lock").mkdir(parents=True)
     with pytest.raises(TrainError, match=r"\.lock is not a plain file; remove it"):
