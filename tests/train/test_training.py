@@ -75,8 +75,11 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     loss = [e.value for e in events.Scalars("train/loss")]
     fit = [e.value for e in events.Scalars("train/fit_error")]
     assert all(0 <= f <= value for f, value in zip(fit, loss, strict=True))  # the loss less the targets' entropy
-    lr = [e.value for e in events.Scalars("learner/learning_rate")]
-    assert all(config["lr_final"] - 1e-9 <= v <= config["lr"] + 1e-9 for v in lr), lr
+    # The rate the latest steps used: set before that task's games were counted, so one task behind.
+    for e in events.Scalars("learner/learning_rate"):
+        used_at = e.step - config["games_per_task"]
+        expected = config["lr"] + (config["lr_final"] - config["lr"]) * used_at / config["total_games"]
+        assert e.value == pytest.approx(expected, rel=1e-5), (e.step, e.value, expected)
     assert any(re.fullmatch(r"calibration/actual_points_pred_[-+]\d\.\d_[-+]\d\.\d", t) for t in tags)
     assert any(re.fullmatch(r"calibration/actual_win_rate_pred_0\.\d-[01]\.\d", t) for t in tags)
     # The closing evaluation continues the eval/ curve as well.
