@@ -479,7 +479,8 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     rules = as_rules(rules)
     _check_match(games, seed)
     n_pairs = games // 2
-    name_a, name_b = display_name(player_a, "A"), display_name(player_b, "B")
+    # A nameless object goes by its class (FirstPlay), as a nameless function goes by its name.
+    name_a, name_b = (display_name(p, type(p).__name__) for p in (player_a, player_b))
     # How the result names them: distinct even when a player meets itself ("race", "race #2").
     label_a, label_b = _distinct([name_a, name_b])
     if workers is not None and not is_whole(workers, 1):
@@ -603,7 +604,7 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     _check_match(games, seed)
     for player in players:  # a name that is wrong fails now, not after the matches before it
         load_saying_once(player, rules)  # what it says, said now (the matches load it again)
-    names = _distinct(display_name(p, f"player {k}") for k, p in enumerate(players))
+    names = _distinct(display_name(p, type(p).__name__) for p in players)
     matches = []
     wins: list[int] = []
     errors: list[float] = []  # the standard error of each match's points per game

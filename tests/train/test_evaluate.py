@@ -574,6 +574,16 @@ def test_a_player_against_itself_is_named_apart():
     assert {result.records[0]["white"], result.records[0]["black"]} == {"race", "race #2"}
 
 
+def test_a_nameless_player_object_goes_by_its_class():
+    class FirstPlay:
+        def choose(self, states, found, rng, colors=None):
+            return np.zeros(len(states), dtype=np.int64)
+
+    summary = evaluate(FirstPlay(), FirstPlay(), 2).summary()
+    assert (summary["player_a"], summary["player_b"]) == ("FirstPlay", "FirstPlay #2")
+    assert {r["player"] for r in ladder([FirstPlay(), "random"], 2)["ratings"]} == {"FirstPlay", "random"}
+
+
 def test_a_failing_player_is_named_with_where_in_the_match_it_failed():
     """The exception says the side, pair, game and ply of the bad choice; the player's own
     exception stays its cause."""
