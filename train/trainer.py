@@ -807,6 +807,9 @@ class Trainer:
         if self._writer is not None:  # a library caller's earlier train(): one writer (and thread) at a time
             self._writer.close()
         self._writer = SummaryWriter(self._tb_dir(), purge_step=self.games + 1 if self.games else None)
+        # The settings in TensorBoard's Text tab, each session's (a resume's --set changes show there):
+        # runs compared side by side say what they were.
+        self._writer.add_text("config", "```json\n" + self.config.to_json() + "\n```", self.games)
         bar = None
         if self.progress:
             from .progress import progress_bar

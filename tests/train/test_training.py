@@ -67,6 +67,9 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     events = EventAccumulator(str(run / "tb"))
     events.Reload()
     tags = set(events.Tags()["scalars"])
+    (text,) = events.Tensors("config/text_summary")  # the settings, in TensorBoard's Text tab
+    shown = text.tensor_proto.string_val[0].decode()
+    assert shown.startswith("```json\n") and json.loads(shown.strip("`\n").removeprefix("json\n")) == config
     for tag in ("train/loss", "train/fit_error", "selfplay/games", "selfplay/games_per_s", "selfplay/mean_game_plies",
                 "selfplay/mars_rate", "learner/updates_per_s", "learner/learning_rate", "calibration/expected_error",
                 "calibration/equity_expected_error", "eval/win_rate_vs_random", "eval/win_rate_vs_race",
@@ -235,6 +238,12 @@ def test_one_actor_resumes_bit_for_bit_replaying_the_task_in_flight(tmp_path, ra
     straight = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "a",
                        progress=False, address=ray_cluster)
     straight.train()
+    # A fresh run with the same config and seed and one actor is the same run, bit for bit.
+    again = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "again",
+                    progress=False, address=ray_cluster)
+    again.train()
+    for key, value in straight.network.state_dict().items():
+        assert torch.equal(value, again.network.state_dict()[key]), key
     first = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "b",
                     progress=False, address=ray_cluster)
     first.train(max_seconds=0)  # nothing played: the actor's first task is in flight at the save
