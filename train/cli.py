@@ -786,13 +786,27 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agents.files import is_stream
-    from train.plots import NoRecords, training_curve
+    from train.plots import NoRecords, compare_curves, training_curve
 
-    run = Path(args.run)
-    source = run / "eval.jsonl" if run.is_dir() else run
-    if not source.is_file():
-        _complain(f"nardy plot: no eval.jsonl at {source}")
+    sources = {}
+    for run in args.runs:
+        source = Path(run) / "eval.jsonl" if Path(run).is_dir() else Path(run)
+        if not source.is_file():
+            _complain(f"nardy plot: no eval.jsonl at {source}")
+            return 2
+        sources[run] = source
+    if len(sources) < len(args.runs):
+        _complain("nardy plot: a run is named twice")
         return 2
+    if len(sources) > 1 and not args.out:
+        _complain("nardy plot: several runs make one picture: name it with --out FILE.png")
+        return 2
+    if args.against is not None and args.against not in _opponents_in(sources.values())[0]:
+        met = _opponents_in(sources.values())[1]
+        _complain(f"nardy plot: not every run was evaluated against {args.against} (they met "
+                  f"{', '.join(sorted(met)) or 'no one'})")
+        return 2
+    source = next(iter(sources.values()))
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
@@ -800,7 +814,15 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         _complain(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png")
         return 2
     try:
-        training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
+        if len(sources) == 1 and args.against is None:
+            training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
+        else:
+            common = _opponents_in(sources.values())[0]
+            against = args.against or ("heuristic" if "heuristic" in common else min(common, default=None))
+            if against is None:
+                _complain("nardy plot: the runs share no opponent they were evaluated against")
+                return 2
+            compare_curves(sources, against, out, follow=True)
     except NoRecords:
         print(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games games "
               "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
@@ -813,6 +835,28 @@ def _cmd_plot(args: argparse.Namespace) -> int:
         return 1
     print(out)
     return 0
+
+
+def _opponents_in(sources: Any) -> tuple[set[str], set[str]]:
+    """The opponents every one of these eval.jsonl files met, and those any of them met (a file
+    that cannot be read meets no one here: drawing it says why)."""
+    every: set[str] | None = None
+    met: set[str] = set()
+    for source in sources:
+        seen: set[str] = set()
+        try:
+            for line in source.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    seen |= {k for k, v in record.items() if isinstance(v, dict) and "win_rate" in v}
+        except (OSError, UnicodeDecodeError):
+            pass
+        every = seen if every is None else every & seen
+        met |= seen
+    return every or set(), met
 
 
 def _number_type(name: str, convert: Callable[[str], Any], noun: str, fits: Callable[[Any], bool],
@@ -1004,10 +1048,14 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
     tr.set_defaults(func=_cmd_train)
 
-    pl = sub.add_parser("plot", help="draw a run's training curve (win rate vs games) as a PNG",
-                        description="Draw win rate against each bot vs games trained, from RUN/eval.jsonl.")
-    pl.add_argument("run", metavar="RUN", type=_TEXT, help="a run directory (or its eval.jsonl)")
-    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png)")
+    pl = sub.add_parser("plot", help="draw a run's training curve (win rate vs games) as a PNG, or compare runs",
+                        description="Draw win rate against each bot vs games trained, from RUN/eval.jsonl; with "
+                                    "several runs (or --against), one line a run against one opponent.")
+    pl.add_argument("runs", nargs="+", metavar="RUN", type=_TEXT, help="a run directory (or its eval.jsonl); "
+                    "several to compare them")
+    pl.add_argument("--against", type=_TEXT, help="with several runs: the opponent to compare them against "
+                    "(default heuristic where every run met it, else the first opponent they all met)")
+    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png; needed for several runs)")
     pl.set_defaults(func=_cmd_plot)
 
     from train.export import add_export_arguments, cmd_export

@@ -6,12 +6,13 @@ import json
 import math
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from agents.files import write_atomic
 
-__all__ = ["training_curve", "ladder_chart", "elo_bound", "reliability_picture", "NoRecords"]
+__all__ = ["training_curve", "compare_curves", "ladder_chart", "elo_bound", "reliability_picture", "NoRecords"]
 
 
 class NoRecords(ValueError):
@@ -21,12 +22,9 @@ _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210,
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
 
 
-def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None,
-                   follow: bool = False) -> Path:
-    """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``.
-
-    ``follow``: ``out_png`` is the user's own choice, written through a link or to a stream
-    (``agents.files.write_atomic``)."""
+def _evaluation_points(eval_jsonl: str | Path) -> list[dict]:
+    """A run's evaluation records, one per games_trained (the final one standing for the periodic
+    one at its count), in order; NoRecords if there is none, ValueError for a line that is no JSON."""
     records = []
     content = Path(eval_jsonl).read_text(encoding="utf-8")
     lines = content.splitlines()
@@ -47,14 +45,45 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     by_games: dict[int, dict] = {}
     for r in records:  # a redone final evaluation adds to the record it replaces, opponent by opponent
         by_games[r["games_trained"]] = {**by_games.get(r["games_trained"], {}), **r}
-    points = [by_games[g] for g in sorted(by_games)]
+    return [by_games[g] for g in sorted(by_games)]
+
+
+def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None,
+                   follow: bool = False) -> Path:
+    """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``.
+
+    ``follow``: ``out_png`` is the user's own choice, written through a link or to a stream
+    (``agents.files.write_atomic``)."""
+    points = _evaluation_points(eval_jsonl)
     # Every opponent ever evaluated (eval_opponents may change on resume), in order of appearance.
     opponents = list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
 
+    against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
+    lines = [(f"vs {label}", _COLORS.get(opp, _OTHER[n % len(_OTHER)]), opp, points)
+             for n, (opp, label) in enumerate(zip(opponents, _labels(opponents, 12), strict=True))]
+    return _curves(lines, title or f"Win rate against {against} (paired dice, 0-ply)", out_png, follow)
+
+
+def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str | Path, follow: bool = False) -> Path:
+    """Several runs' win rates against one ``opponent`` vs games trained, one line a run:
+    ``runs`` maps each run's label to its ``eval.jsonl``. ValueError if a run never met it."""
+    lines = []
+    palette = [_COLORS["race"], _COLORS["heuristic"], *_OTHER, _COLORS["random"]]
+    for n, ((name, source), label) in enumerate(zip(runs.items(), _labels(list(runs), 14), strict=True)):
+        points = _evaluation_points(source)
+        if not any(opponent in r for r in points):
+            met = sorted({k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]})
+            raise ValueError(f"{name} was never evaluated against {opponent} (it met {', '.join(met) or 'none'})")
+        lines.append((label, palette[n % len(palette)], opponent, points))
+    return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
+
+
+def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: str | Path, follow: bool) -> Path:
+    """Lines (legend label, colour, opponent, records) of win rate vs games trained, with intervals."""
     w, h = 900, 520
     left, right, top, bottom = 80, 170, 50, 70
     img, draw, font, small = _canvas(w, h, 15, 13)
-    max_games = max(points[-1]["games_trained"], 1)
+    max_games = max(max(points[-1]["games_trained"] for *_, points in lines), 1)
 
     def xy(games: float, rate: float) -> tuple[float, float]:
         return (left + (w - left - right) * games / max_games, top + (h - top - bottom) * (1 - rate))
@@ -71,12 +100,8 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     draw.rectangle([left, top, w - right, h - bottom], outline="black")
     draw.text(((left + w - right) / 2, h - 25), "self-play games trained", fill="black", font=font, anchor="mm")
     draw.text((left - 45, top - 14), "win rate (bars: 95% intervals)", fill="black", font=font, anchor="lm")
-    against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
-    draw.text(((left + w - right) / 2, 16), title or f"Win rate against {against} (paired dice, 0-ply)",
-              fill="black", font=font, anchor="mm")
-    legend = _labels(opponents, 12)
-    for n, opp in enumerate(opponents):
-        color = _COLORS.get(opp, _OTHER[n % len(_OTHER)])
+    draw.text(((left + w - right) / 2, 16), title, fill="black", font=font, anchor="mm")
+    for n, (label, color, opp, points) in enumerate(lines):
         line = [xy(r["games_trained"], r[opp]["win_rate"]) for r in points if opp in r]
         for r in points:
             if opp in r and "win_rate_ci95" in r[opp]:
@@ -91,7 +116,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         _marker(draw, w - right + 30, ly, shape, color)
-        draw.text((w - right + 52, ly), f"vs {legend[n]}", fill="black", font=font, anchor="lm")
+        draw.text((w - right + 52, ly), label, fill="black", font=font, anchor="lm")
     return _save_png(img, out_png, follow)
 
 

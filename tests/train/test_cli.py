@@ -227,6 +227,39 @@ def test_plot_draws_the_training_curve(tmp_path):
     assert out.returncode == 2 and "holds no evaluation yet" in out.stderr and "not a run's" not in out.stderr
 
 
+def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
+    from PIL import Image
+
+    from train.cli import main
+    from train.plots import _COLORS, _OTHER
+
+    def log(folder, opponents, rate):
+        folder.mkdir()
+        (folder / "eval.jsonl").write_text("".join(json.dumps(
+            {"games_trained": g, **{o: {"win_rate": rate, "win_rate_ci95": [rate - 0.1, rate + 0.1]} for o in opponents}})
+            + "\n" for g in (500, 1000)))
+
+    log(tmp_path / "small", ["random", "heuristic"], 0.3)
+    log(tmp_path / "big", ["random", "heuristic"], 0.6)
+    log(tmp_path / "other", ["race"], 0.5)
+    out = tmp_path / "cmp.png"
+    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "big"), "--out", str(out)]) == 0
+    colors = {c for _, c in Image.open(out).convert("RGB").getcolors(1 << 20)}
+    assert _COLORS["race"] in colors and _COLORS["heuristic"] in colors and _OTHER[0] not in colors  # two lines
+    capsys.readouterr()
+    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "big")]) == 2
+    assert "several runs make one picture: name it with --out FILE.png" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "big"), "--out", str(out), "--against", "race"]) == 2
+    assert "not every run was evaluated against race (they met heuristic, random)" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "other"), "--out", str(out)]) == 2
+    assert "share no opponent" in capsys.readouterr().err
+    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "small"), "--out", str(out)]) == 2
+    assert "named twice" in capsys.readouterr().err
+    one = tmp_path / "one.png"  # one run against one opponent: one line
+    assert main(["plot", str(tmp_path / "big"), "--against", "random", "--out", str(one)]) == 0
+    assert _COLORS["heuristic"] not in {c for _, c in Image.open(one).convert("RGB").getcolors(1 << 20)}
+
+
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
     from PIL import Image
 
