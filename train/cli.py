@@ -786,77 +786,78 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agents.files import is_stream
-    from train.plots import NoRecords, compare_curves, training_curve
+    from train.plots import (
+        MAX_RUNS,
+        NoRecords,
+        compare_curves,
+        evaluation_points,
+        opponents_met,
+        training_curve,
+    )
 
-    sources = {}
+    runs: dict[Path, tuple[Path, str]] = {}  # each log once, however it was named: (its path, its label)
     for run in args.runs:
         source = Path(run) / "eval.jsonl" if Path(run).is_dir() else Path(run)
         if not source.is_file():
             _complain(f"nardy plot: no eval.jsonl at {source}")
             return 2
-        sources[run] = source
-    if len(sources) < len(args.runs):
-        _complain("nardy plot: a run is named twice")
+        if source.resolve() in runs:
+            _complain(f"nardy plot: {run} is named twice (as {runs[source.resolve()][1]} too)")
+            return 2
+        runs[source.resolve()] = (source, str(source.parent) if source.name == "eval.jsonl" else run)
+    compare = len(runs) > 1 or args.against is not None
+    if compare and not args.out:
+        _complain("nardy plot: a comparison (several runs, or --against) is a picture of its own: name it "
+                  "with --out FILE.png")
         return 2
-    if len(sources) > 1 and not args.out:
-        _complain("nardy plot: several runs make one picture: name it with --out FILE.png")
+    if len(runs) > MAX_RUNS:
+        _complain(f"nardy plot: {len(runs)} runs are more than one picture tells apart ({MAX_RUNS} at most)")
         return 2
-    if args.against is not None and args.against not in _opponents_in(sources.values())[0]:
-        met = _opponents_in(sources.values())[1]
-        _complain(f"nardy plot: not every run was evaluated against {args.against} (they met "
-                  f"{', '.join(sorted(met)) or 'no one'})")
-        return 2
-    source = next(iter(sources.values()))
+    source = next(iter(runs.values()))[0]
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
     if args.out and not _writable_file_or_say("plot", "--out", args.out):
         return 2
     if out.suffix.lower() != ".png" and not is_stream(out):  # as ladder --png: the picture is PNG
         _complain(f"nardy plot: --out {out}: the curve is a PNG file; give a name ending in .png")
         return 2
+    met: dict[str, list[str]] = {}
+    for source, label in runs.values():  # every log read, and its fault named, before drawing
+        try:
+            met[label] = opponents_met(evaluation_points(source))
+        except NoRecords:
+            print(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games games "
+                  "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
+            return 2
+        except (ValueError, KeyError, TypeError) as exc:
+            _complain(f"nardy plot: {source} is not a run's evaluation log: {exc!s}")
+            return 2
+        except OSError as exc:
+            _complain(f"nardy plot: could not read {source}: {exc.strerror or exc}")
+            return 2
     try:
-        if len(sources) == 1 and args.against is None:
+        if not compare:
             training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
         else:
-            common = _opponents_in(sources.values())[0]
-            against = args.against or ("heuristic" if "heuristic" in common else min(common, default=None))
-            if against is None:
-                _complain("nardy plot: the runs share no opponent they were evaluated against")
-                return 2
-            compare_curves(sources, against, out, follow=True)
-    except NoRecords:
-        print(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games games "
-              "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
-        return 2
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        _complain(f"nardy plot: {source} is not a run's evaluation log: {exc}")
-        return 2
+            if args.against is not None:
+                against = args.against
+                lacking = [label for label, opponents in met.items() if against not in opponents]
+                if lacking:
+                    said = "; ".join(f"{k} met {', '.join(met[k]) or 'no one'}" for k in lacking)
+                    _complain(f"nardy plot: {', '.join(lacking)} never met {against} ({said})")
+                    return 2
+            else:
+                common = [o for o in next(iter(met.values())) if all(o in m for m in met.values())]
+                if not common:
+                    _complain("nardy plot: the runs share no opponent they were evaluated against")
+                    return 2
+                against = "heuristic" if "heuristic" in common else common[0]
+            compare_curves({label: path for path, label in runs.values()}, against, out, follow=True)
     except OSError as exc:
         _complain(f"nardy plot: could not write {out}: {exc.strerror or exc}")
         return 1
-    print(out)
+    if not is_stream(out):  # the picture itself may be on standard output
+        print(out)
     return 0
-
-
-def _opponents_in(sources: Any) -> tuple[set[str], set[str]]:
-    """The opponents every one of these eval.jsonl files met, and those any of them met (a file
-    that cannot be read meets no one here: drawing it says why)."""
-    every: set[str] | None = None
-    met: set[str] = set()
-    for source in sources:
-        seen: set[str] = set()
-        try:
-            for line in source.read_text(encoding="utf-8").splitlines():
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    seen |= {k for k, v in record.items() if isinstance(v, dict) and "win_rate" in v}
-        except (OSError, UnicodeDecodeError):
-            pass
-        every = seen if every is None else every & seen
-        met |= seen
-    return every or set(), met
 
 
 def _number_type(name: str, convert: Callable[[str], Any], noun: str, fits: Callable[[Any], bool],
@@ -1053,9 +1054,10 @@ def build_parser() -> argparse.ArgumentParser:
                                     "several runs (or --against), one line a run against one opponent.")
     pl.add_argument("runs", nargs="+", metavar="RUN", type=_TEXT, help="a run directory (or its eval.jsonl); "
                     "several to compare them")
-    pl.add_argument("--against", type=_TEXT, help="with several runs: the opponent to compare them against "
-                    "(default heuristic where every run met it, else the first opponent they all met)")
-    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png; needed for several runs)")
+    pl.add_argument("--against", type=_TEXT, help="compare the runs against this opponent, one line a run "
+                    "(default with several runs: heuristic where every run met it, else the first opponent of the "
+                    "first run's log that they all met)")
+    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png; a comparison needs one)")
     pl.set_defaults(func=_cmd_plot)
 
     from train.export import add_export_arguments, cmd_export

@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.files import write_atomic
 
-__all__ = ["training_curve", "compare_curves", "ladder_chart", "elo_bound", "reliability_picture", "NoRecords"]
+__all__ = ["training_curve", "compare_curves", "evaluation_points", "opponents_met", "MAX_RUNS", "ladder_chart", "elo_bound", "reliability_picture", "NoRecords"]
 
 
 class NoRecords(ValueError):
@@ -22,7 +22,7 @@ _COLORS = {"random": (120, 120, 120), "race": (40, 110, 200), "heuristic": (210,
 _OTHER = [(40, 160, 90), (150, 60, 170), (200, 150, 20)]
 
 
-def _evaluation_points(eval_jsonl: str | Path) -> list[dict]:
+def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
     """A run's evaluation records, one per games_trained (the final one standing for the periodic
     one at its count), in order; NoRecords if there is none, ValueError for a line that is no JSON."""
     records = []
@@ -48,15 +48,24 @@ def _evaluation_points(eval_jsonl: str | Path) -> list[dict]:
     return [by_games[g] for g in sorted(by_games)]
 
 
+def opponents_met(points: list[dict]) -> list[str]:
+    """Every opponent a run was ever evaluated against (eval_opponents may change on resume), in
+    order of appearance."""
+    return list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
+
+
+MAX_RUNS = 12
+"""The most runs one comparison draws: six colours and four markers tell twelve lines apart."""
+
+
 def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | None = None,
                    follow: bool = False) -> Path:
     """Win rate (with its 95% interval) against each bot vs games trained, from ``eval.jsonl``.
 
     ``follow``: ``out_png`` is the user's own choice, written through a link or to a stream
     (``agents.files.write_atomic``)."""
-    points = _evaluation_points(eval_jsonl)
-    # Every opponent ever evaluated (eval_opponents may change on resume), in order of appearance.
-    opponents = list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
+    points = evaluation_points(eval_jsonl)
+    opponents = opponents_met(points)
 
     against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
     lines = [(f"vs {label}", _COLORS.get(opp, _OTHER[n % len(_OTHER)]), opp, points)
@@ -67,13 +76,15 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
 def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str | Path, follow: bool = False) -> Path:
     """Several runs' win rates against one ``opponent`` vs games trained, one line a run:
     ``runs`` maps each run's label to its ``eval.jsonl``. ValueError if a run never met it."""
+    if len(runs) > MAX_RUNS:
+        raise ValueError(f"{len(runs)} runs are more than one picture tells apart ({MAX_RUNS} at most)")
     lines = []
     palette = [_COLORS["race"], _COLORS["heuristic"], *_OTHER, _COLORS["random"]]
     for n, ((name, source), label) in enumerate(zip(runs.items(), _labels(list(runs), 14), strict=True)):
-        points = _evaluation_points(source)
-        if not any(opponent in r for r in points):
-            met = sorted({k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]})
-            raise ValueError(f"{name} was never evaluated against {opponent} (it met {', '.join(met) or 'none'})")
+        points = evaluation_points(source)
+        if opponent not in opponents_met(points):
+            met = ", ".join(opponents_met(points)) or "no one"
+            raise ValueError(f"{name} was never evaluated against {opponent} (it met {met})")
         lines.append((label, palette[n % len(palette)], opponent, points))
     return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
 

@@ -248,16 +248,35 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
     assert _COLORS["race"] in colors and _COLORS["heuristic"] in colors and _OTHER[0] not in colors  # two lines
     capsys.readouterr()
     assert main(["plot", str(tmp_path / "small"), str(tmp_path / "big")]) == 2
-    assert "several runs make one picture: name it with --out FILE.png" in capsys.readouterr().err
-    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "big"), "--out", str(out), "--against", "race"]) == 2
-    assert "not every run was evaluated against race (they met heuristic, random)" in capsys.readouterr().err
-    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "other"), "--out", str(out)]) == 2
+    assert "a comparison (several runs, or --against) is a picture of its own: name it with --out" in capsys.readouterr().err
+    small, big, other = (str(tmp_path / n) for n in ("small", "big", "other"))
+    assert main(["plot", small, other, "--out", str(out), "--against", "random"]) == 2
+    assert f"{other} never met random ({other} met race)" in capsys.readouterr().err
+    assert main(["plot", small, other, "--out", str(out)]) == 2
     assert "share no opponent" in capsys.readouterr().err
-    assert main(["plot", str(tmp_path / "small"), str(tmp_path / "small"), "--out", str(out)]) == 2
-    assert "named twice" in capsys.readouterr().err
-    one = tmp_path / "one.png"  # one run against one opponent: one line
-    assert main(["plot", str(tmp_path / "big"), "--against", "random", "--out", str(one)]) == 0
+    for twice in ([small, small], [small, small + "/eval.jsonl"], [small, small + "/"]):  # one log, named twice
+        assert main(["plot", *twice, "--out", str(out)]) == 2
+        assert "is named twice" in capsys.readouterr().err
+    # A run whose log is empty or damaged is named, whichever of the runs it is.
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "eval.jsonl").write_text("")
+    assert main(["plot", small, str(tmp_path / "empty"), "--out", str(out)]) == 2
+    assert f"{tmp_path / 'empty' / 'eval.jsonl'} holds no evaluation yet" in capsys.readouterr().err
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "eval.jsonl").write_text('{"games_trained": 1}\n{oops\n{"games_trained": 2}\n')
+    assert main(["plot", small, str(tmp_path / "broken"), "--out", str(out)]) == 2
+    assert f"{tmp_path / 'broken' / 'eval.jsonl'} is not a run's evaluation log: line 2" in capsys.readouterr().err
+    # One run against one opponent is a comparison too: a picture of its own, never RUN/training_curve.png.
+    assert main(["plot", big, "--against", "random"]) == 2
+    assert "name it with --out FILE.png" in capsys.readouterr().err and not (tmp_path / "big" / "training_curve.png").exists()
+    one = tmp_path / "one.png"
+    assert main(["plot", big, "--against", "random", "--out", str(one)]) == 0
     assert _COLORS["heuristic"] not in {c for _, c in Image.open(one).convert("RGB").getcolors(1 << 20)}
+    many = [str(tmp_path / f"r{k}") for k in range(13)]
+    for run in many:
+        log(Path(run), ["random"], 0.5)
+    assert main(["plot", *many, "--out", str(out)]) == 2
+    assert "13 runs are more than one picture tells apart (12 at most)" in capsys.readouterr().err
 
 
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
