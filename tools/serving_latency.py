@@ -84,6 +84,8 @@ def time_jsonl(spec: str, reqs: list[tuple[np.ndarray, np.ndarray, Color]]) -> l
             t = time.perf_counter()
             proc.stdin.write(line + "\n")
             answer = proc.stdout.readline()
+            if not answer:
+                raise SystemExit(f"nardy hint --jsonl --player {spec} ended without answering (exit {proc.wait()})")
             if k >= 5:  # the first requests load the player
                 seconds.append(time.perf_counter() - t)
             if "error" in json.loads(answer):
@@ -101,6 +103,8 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000, help="positions to ask about (default: 1000)")
     parser.add_argument("--threads", type=int, default=8, help="threads sharing one player (default: 8)")
     args = parser.parse_args()
+    if args.requests < 10 or args.threads < 1:
+        parser.error("--requests must be 10 or more (the first ones warm the player) and --threads 1 or more")
     reqs = requests(args.requests)
     print(f"{len(reqs)} requests, one position each, from games of the shipped player")
     for ply in args.plies:
