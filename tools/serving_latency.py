@@ -103,8 +103,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000, help="positions to ask about (default: 1000)")
     parser.add_argument("--threads", type=int, default=8, help="threads sharing one player (default: 8)")
     args = parser.parse_args()
-    if args.requests < 10 or args.threads < 1:
-        parser.error("--requests must be 10 or more (the first ones warm the player) and --threads 1 or more")
+    if args.requests < 10:
+        parser.error("--requests must be 10 or more (the first ones warm the player)")
+    if args.threads < 1:
+        parser.error("--threads must be 1 or more")
     reqs = requests(args.requests)
     print(f"{len(reqs)} requests, one position each, from games of the shipped player")
     for ply in args.plies:

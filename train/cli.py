@@ -11,6 +11,7 @@ import re
 import shlex
 import signal
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
@@ -806,12 +807,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             return 2
         runs[source.resolve()] = (source, str(source.parent) if source.name == "eval.jsonl" else run)
     compare = len(runs) > 1 or args.against is not None
+    if len(runs) > MAX_RUNS:
+        _complain(f"nardy plot: {len(runs)} runs are more than one picture tells apart ({MAX_RUNS} at most)")
+        return 2
     if compare and not args.out:
         _complain("nardy plot: a comparison (several runs, or --against) is a picture of its own: name it "
                   "with --out FILE.png")
-        return 2
-    if len(runs) > MAX_RUNS:
-        _complain(f"nardy plot: {len(runs)} runs are more than one picture tells apart ({MAX_RUNS} at most)")
         return 2
     source = next(iter(runs.values()))[0]
     out = Path(args.out) if args.out else source.parent / "training_curve.png"
@@ -823,16 +824,21 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     met: dict[str, list[str]] = {}
     for source, label in runs.values():  # every log read, and its fault named, before drawing
         try:
-            met[label] = opponents_met(evaluation_points(source))
+            with warnings.catch_warnings():  # a line cut short: said once, when the picture reads it
+                warnings.simplefilter("ignore")
+                met[label] = opponents_met(evaluation_points(source))
         except NoRecords:
-            print(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games games "
-                  "and one at its end, unless final_eval_games is 0)", file=sys.stderr)
+            _complain(f"nardy plot: {source} holds no evaluation yet (a run adds one every eval_every_games "
+                      "games and one at its end, unless final_eval_games is 0)")
             return 2
         except (ValueError, KeyError, TypeError) as exc:
             _complain(f"nardy plot: {source} is not a run's evaluation log: {exc!s}")
             return 2
         except OSError as exc:
             _complain(f"nardy plot: could not read {source}: {exc.strerror or exc}")
+            return 2
+        if not met[label]:
+            _complain(f"nardy plot: {source} is not a run's evaluation log: no record holds a win rate")
             return 2
     try:
         if not compare:
@@ -852,10 +858,14 @@ def _cmd_plot(args: argparse.Namespace) -> int:
                     return 2
                 against = "heuristic" if "heuristic" in common else common[0]
             compare_curves({label: path for path, label in runs.values()}, against, out, follow=True)
+    except (ValueError, KeyError, TypeError) as exc:  # a record of the wrong shape (an interval of one number)
+        named = source if not compare else "one of the runs' logs"
+        _complain(f"nardy plot: {named} is not a run's evaluation log: {exc!s}")
+        return 2
     except OSError as exc:
         _complain(f"nardy plot: could not write {out}: {exc.strerror or exc}")
         return 1
-    if not is_stream(out):  # the picture itself may be on standard output
+    if not is_stream(out):  # a stream may be standard output, holding the picture itself
         print(out)
     return 0
 

@@ -216,7 +216,7 @@ def test_plot_draws_the_training_curve(tmp_path):
     png.unlink()
     out = run("plot", str(tmp_path))  # as while a run writes it, or after a kill: drawn without that line
     assert out.returncode == 0 and png.is_file(), out.stderr
-    assert "eval.jsonl: the last line is cut short" in out.stderr and "drawn without it" in out.stderr
+    assert out.stderr.count("eval.jsonl: the last line is cut short") == 1 and "drawn without it" in out.stderr
     lines = [json.dumps(r) for r in records]
     lines[1] = lines[1][:-20]  # a damaged line inside the log is an error, not skipped
     (tmp_path / "eval.jsonl").write_text("\n".join(lines) + "\n")
@@ -225,6 +225,12 @@ def test_plot_draws_the_training_curve(tmp_path):
     (tmp_path / "eval.jsonl").write_text("")  # a run that has not evaluated yet
     out = run("plot", str(tmp_path))
     assert out.returncode == 2 and "holds no evaluation yet" in out.stderr and "not a run's" not in out.stderr
+    # Records of the wrong shape: one line saying so, no traceback.
+    for record in ({"games_trained": 1}, {"games_trained": 1, "random": {"win_rate": 0.5, "win_rate_ci95": [0.4]}}):
+        (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
+        out = run("plot", str(tmp_path))
+        assert out.returncode == 2 and "is not a run's evaluation log" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
 
 
 def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
