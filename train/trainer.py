@@ -510,6 +510,11 @@ class Trainer:
             old_total = self.schedule["total_games"]
             self.schedule = {"games": self.games, "total_games": self.config.total_games,
                              "lr": self.learning_rate(old_total), "epsilon": self.epsilon(old_total)}
+            if self.games >= old_total and self.config.total_games > self.games:
+                print(f"note: {self.run_dir} had ended its schedules at {old_total:,} games; it trains on to "
+                      f"{self.config.total_games:,} at lr {self.schedule['lr']:g} and epsilon "
+                      f"{self.schedule['epsilon']:g}, which is not one run of {self.config.total_games:,} games "
+                      "(docs/training.md)", file=sys.stderr, flush=True)
 
     def _replay_path(self, games: int) -> Path:
         return self.run_dir / f"replay-{games:09d}.npz"

@@ -211,13 +211,17 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
     assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 256
 
 
-def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path):
+def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path, capsys):
     run = tmp_path / "run"
     first = _trained(run, steps=4)  # 1024 games: the end of smoke's schedule
     assert first.learning_rate() == pytest.approx(first.config.lr_final)
     assert first.epsilon() == pytest.approx(first.config.epsilon_final)
     longer = resume_with_changes(first.config, {"total_games": 2048})
+    capsys.readouterr()
     second = Trainer(longer, run, resume=True, progress=False)
+    # Said at the resume: a finished run goes on at its final values, unlike one longer run.
+    assert (f"note: {run} had ended its schedules at 1,024 games; it trains on to 2,048 at lr "
+            f"{first.config.lr_final:g} and epsilon {first.config.epsilon_final:g}") in capsys.readouterr().err
     assert second.learning_rate() == pytest.approx(first.config.lr_final)
     assert second.epsilon() == pytest.approx(first.config.epsilon_final)
     # Halfway through a run, a longer one decays from the values reached, to the end.
@@ -226,6 +230,7 @@ def test_training_further_in_stages_never_raises_the_learning_rate_or_exploratio
     lr_now = half.learning_rate()
     assert half.config.lr_final < lr_now < half.config.lr
     resumed = Trainer(resume_with_changes(half.config, {"total_games": 4096}), run2, resume=True, progress=False)
+    assert "had ended its schedules" not in capsys.readouterr().err  # halfway: nothing to say
     assert resumed.learning_rate() == pytest.approx(lr_now)
     resumed.games = 4096
     assert resumed.learning_rate() == pytest.approx(half.config.lr_final)
