@@ -730,6 +730,8 @@ def _train(args: argparse.Namespace) -> int:
     with trainer:  # its lock on the run folder goes at the end
         for note in trainer.skipped:
             _complain(f"nardy train: {note}")
+        for note in trainer.notes:
+            _complain(f"nardy train: note: {note}")
         if args.resume:
             print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games, resuming from "
                   f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
@@ -858,7 +860,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
                     return 2
                 against = "heuristic" if "heuristic" in common else common[0]
             compare_curves({label: path for path, label in runs.values()}, against, out, follow=True)
-    except (ValueError, KeyError, TypeError) as exc:  # a record of the wrong shape (an interval of one number)
+    except (ValueError, KeyError, TypeError, ArithmeticError) as exc:  # a record of the wrong shape (an
+        # interval of one number, an infinite games_trained)
         named = source if not compare else "one of the runs' logs"
         _complain(f"nardy plot: {named} is not a run's evaluation log: {exc!s}")
         return 2

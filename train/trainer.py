@@ -25,6 +25,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import re
 import shutil
@@ -246,6 +247,7 @@ class Trainer:
         self.last_fit_error = 0.0  # of the last learn(): its loss less the targets' entropy
         self.resumed_from: Path | None = None
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
+        self.notes: list[str] = []  # what a resume should tell its user (the CLI prints them once accepted)
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
         for opponent in config.eval_opponents:  # one that cannot be loaded fails now, not at the first evaluation
             try:
@@ -510,11 +512,13 @@ class Trainer:
             old_total = self.schedule["total_games"]
             self.schedule = {"games": self.games, "total_games": self.config.total_games,
                              "lr": self.learning_rate(old_total), "epsilon": self.epsilon(old_total)}
-            if self.games >= old_total and self.config.total_games > self.games:
-                print(f"note: {self.run_dir} had ended its schedules at {old_total:,} games; it trains on to "
-                      f"{self.config.total_games:,} at lr {self.schedule['lr']:g} and epsilon "
-                      f"{self.schedule['epsilon']:g}, which is not one run of {self.config.total_games:,} games "
-                      "(docs/training.md)", file=sys.stderr, flush=True)
+            at_end = (math.isclose(self.schedule["lr"], self.config.lr_final, rel_tol=1e-9)
+                      and math.isclose(self.schedule["epsilon"], self.config.epsilon_final, rel_tol=1e-9, abs_tol=1e-12))
+            if at_end and self.config.total_games > self.games:  # a second extension too
+                self.notes.append(f"{self.run_dir} has reached its final learning rate and exploration (lr "
+                                  f"{self.schedule['lr']:g}, epsilon {self.schedule['epsilon']:g}); it trains on to "
+                                  f"{self.config.total_games:,} games at them, which is not one run of that "
+                                  "length (docs/training.md)")
 
     def _replay_path(self, games: int) -> Path:
         return self.run_dir / f"replay-{games:09d}.npz"

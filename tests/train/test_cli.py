@@ -226,7 +226,8 @@ def test_plot_draws_the_training_curve(tmp_path):
     out = run("plot", str(tmp_path))
     assert out.returncode == 2 and "holds no evaluation yet" in out.stderr and "not a run's" not in out.stderr
     # Records of the wrong shape: one line saying so, no traceback.
-    for record in ({"games_trained": 1}, {"games_trained": 1, "random": {"win_rate": 0.5, "win_rate_ci95": [0.4]}}):
+    for record in ({"games_trained": 1}, {"games_trained": 1, "random": {"win_rate": 0.5, "win_rate_ci95": [0.4]}},
+                   {"games_trained": float("inf"), "random": {"win_rate": 0.5}}):  # json writes Infinity
         (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
         out = run("plot", str(tmp_path))
         assert out.returncode == 2 and "is not a run's evaluation log" in out.stderr, out.stderr

@@ -211,17 +211,24 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
     assert Trainer(config_for_resume(run), run, resume=True, progress=False).games == 256
 
 
-def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path, capsys):
+def test_training_further_in_stages_never_raises_the_learning_rate_or_exploration(tmp_path):
     run = tmp_path / "run"
     first = _trained(run, steps=4)  # 1024 games: the end of smoke's schedule
     assert first.learning_rate() == pytest.approx(first.config.lr_final)
     assert first.epsilon() == pytest.approx(first.config.epsilon_final)
     longer = resume_with_changes(first.config, {"total_games": 2048})
-    capsys.readouterr()
     second = Trainer(longer, run, resume=True, progress=False)
-    # Said at the resume: a finished run goes on at its final values, unlike one longer run.
-    assert (f"note: {run} had ended its schedules at 1,024 games; it trains on to 2,048 at lr "
-            f"{first.config.lr_final:g} and epsilon {first.config.epsilon_final:g}") in capsys.readouterr().err
+    # Told at the resume: a finished run goes on at its final values, unlike one longer run.
+    assert second.notes == [
+        f"{run} has reached its final learning rate and exploration (lr {first.config.lr_final:g}, epsilon "
+        f"{first.config.epsilon_final:g}); it trains on to 2,048 games at them, which is not one run of that "
+        "length (docs/training.md)"]
+    second.games = 1536  # stopped partway through that extension, then given more: told again
+    second.save()
+    third = Trainer(resume_with_changes(longer, {"total_games": 4096}), run, resume=True, progress=False)
+    assert len(third.notes) == 1 and "it trains on to 4,096 games at them" in third.notes[0]
+    third.save()
+    assert Trainer(third.config, run, resume=True, progress=False).notes == []  # the same length: nothing new
     assert second.learning_rate() == pytest.approx(first.config.lr_final)
     assert second.epsilon() == pytest.approx(first.config.epsilon_final)
     # Halfway through a run, a longer one decays from the values reached, to the end.
@@ -230,7 +237,7 @@ def test_training_further_in_stages_never_raises_the_learning_rate_or_exploratio
     lr_now = half.learning_rate()
     assert half.config.lr_final < lr_now < half.config.lr
     resumed = Trainer(resume_with_changes(half.config, {"total_games": 4096}), run2, resume=True, progress=False)
-    assert "had ended its schedules" not in capsys.readouterr().err  # halfway: nothing to say
+    assert resumed.notes == []  # halfway: the schedules go on decaying, nothing to say
     assert resumed.learning_rate() == pytest.approx(lr_now)
     resumed.games = 4096
     assert resumed.learning_rate() == pytest.approx(half.config.lr_final)
