@@ -15,6 +15,14 @@ from typing import BinaryIO
 __all__ = ["write_atomic", "is_stream", "compressed_entries", "file_sha256"]
 
 
+def shipped_data(package_file: str, installed: str, *checkout: str) -> Path:
+    """Data that ships with nardy: the folder ``installed`` beside ``package_file`` when the wheel
+    put it there (setup.py), else the checkout's own ``checkout`` path from the repository root.
+    An installed package never looks beside itself, where site-packages may hold another's."""
+    here = Path(package_file).resolve().parent
+    return here / installed if (here / installed).is_dir() else here.parent.joinpath(*checkout)
+
+
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: bool = False) -> Path:
     """Write ``path`` through ``write(file)`` into a temporary file beside it, then rename.
 

@@ -19,19 +19,13 @@ from nardy_env import Rules
 from nardy_env.players import SHADOWED, Player, search_depth, shadowed
 
 from .bots import BOTS
+from .files import shipped_data
 
 __all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
 
-def _shipped_player() -> Path:
-    """The copy that setup.py puts in the wheel (``agents/shipped``), else checkpoints/default of
-    the checkout this package runs from (an installed package never looks beside itself, where
-    site-packages may hold another's ``checkpoints``)."""
-    installed = Path(__file__).resolve().parent / "shipped"
-    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "checkpoints" / "default"
-
-
-#: The shipped player's folder; the name ``default`` plays it from any directory.
-SHIPPED_PLAYER = _shipped_player()
+#: The shipped player's folder (a wheel's agents/shipped, or the checkout's checkpoints/default);
+#: the name ``default`` plays it from any directory.
+SHIPPED_PLAYER = shipped_data(__file__, "shipped", "checkpoints", "default")
 
 
 def split_ply(spec: str) -> tuple[str, int]:

@@ -22,7 +22,7 @@ import yaml
 
 from agents.bots import BOTS
 from agents.common import MAX_LAYERS, MAX_PARAMETERS, network_parameters
-from agents.files import write_atomic
+from agents.files import shipped_data, write_atomic
 from agents.registry import split_ply
 from nardy_env import Rules, RulesError
 from nardy_env._runtime import is_control
@@ -271,15 +271,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _shipped_configs() -> Path:
-    """The copy that setup.py puts in the wheel (``train/configs``), else configs/ of the checkout
-    this package runs from (an installed package never looks beside itself, where site-packages
-    may hold another's ``configs``)."""
-    installed = Path(__file__).resolve().parent / "configs"
-    return installed if installed.is_dir() else Path(__file__).resolve().parent.parent / "configs"
-
-
-SHIPPED_CONFIGS = _shipped_configs()
+SHIPPED_CONFIGS = shipped_data(__file__, "configs", "configs")  # a wheel's train/configs, or the checkout's
 """The folder of the shipped configs (smoke, quick, default): ``load_config("quick")`` reads its quick.yaml."""
 
 

@@ -426,9 +426,10 @@ def _show_new(caught: list) -> None:
         warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
-def display_name(player: Any, default: str) -> str:
-    """How a match names a player: its spec string, else its ``name``, else its ``__name__``."""
-    return player if isinstance(player, str) else player_name(player, default)
+def display_name(player: Any) -> str:
+    """How a match names a player: its spec string, else its ``name``, else its ``__name__``, else its
+    class's name (a nameless object: FirstPlay)."""
+    return player if isinstance(player, str) else player_name(player, type(player).__name__)
 
 
 def default_workers(games: int) -> int:
@@ -479,8 +480,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     rules = as_rules(rules)
     _check_match(games, seed)
     n_pairs = games // 2
-    # A nameless object goes by its class (FirstPlay), as a nameless function goes by its name.
-    name_a, name_b = (display_name(p, type(p).__name__) for p in (player_a, player_b))
+    name_a, name_b = display_name(player_a), display_name(player_b)
     # How the result names them: distinct even when a player meets itself ("race", "race #2").
     label_a, label_b = _distinct([name_a, name_b])
     if workers is not None and not is_whole(workers, 1):
@@ -604,7 +604,7 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     _check_match(games, seed)
     for player in players:  # a name that is wrong fails now, not after the matches before it
         load_saying_once(player, rules)  # what it says, said now (the matches load it again)
-    names = _distinct(display_name(p, type(p).__name__) for p in players)
+    names = _distinct(display_name(p) for p in players)
     matches = []
     wins: list[int] = []
     errors: list[float] = []  # the standard error of each match's points per game
