@@ -72,7 +72,8 @@ def checker_action(source: int, die: int) -> int:
     if not (is_whole(source, 1) and is_whole(die, 1) and source <= NUM_POINTS and die <= NUM_FACES):
         raise ValueError(f"source must be a whole number 1..{NUM_POINTS} and die 1..{NUM_FACES}, "
                          f"got {source!r}, {die!r}")
-    return int((source - 1) * NUM_FACES + (die - 1))
+    # Python ints first: numpy int8 inputs (a core move's points) would wrap at 127.
+    return (int(source) - 1) * NUM_FACES + (int(die) - 1)
 
 
 def checker_move(action: int) -> tuple[int, int]:

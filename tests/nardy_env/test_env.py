@@ -262,6 +262,8 @@ def test_checker_action_numbers_convert_both_ways_and_refuse_what_they_would_mis
         for die in range(1, 7):
             assert checker_move(checker_action(source, die)) == (source, die)
             assert checker_move(np.int64(checker_action(source, die))) == (source, die)
+            # The core's moves are int8: (24 - 1) * 6 must not wrap there.
+            assert checker_action(np.int8(source), np.int8(die)) == checker_action(source, die)
     assert checker_move(PASS_ACTION) == (0, 0) and checker_move(np.array(PASS_ACTION)) == (0, 0)
     for bad in (2.7, -1, PASS_ACTION + 1, True, "3"):  # 2.7 was once read as action 2
         with pytest.raises(ValueError, match="checker actions are whole numbers 0..144"):
