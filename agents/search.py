@@ -94,6 +94,10 @@ class SearchPlayer:
 
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
+        if not callable(getattr(evaluator, "outcomes", None)):
+            raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
+                            f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
+                            "from agents; for a player name, agents.load_player(name)")
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if not is_whole(filter_k, 1):

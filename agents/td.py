@@ -44,6 +44,8 @@ class TorchEvaluator:
     def __init__(self, network: TDNetwork) -> None:
         """Scores with ``network`` itself, not a copy (switched to eval mode): later training of
         it changes what this evaluator says. Pass ``copy.deepcopy(network)`` to freeze it."""
+        if not isinstance(network, TDNetwork):
+            raise TypeError(f"TorchEvaluator scores with a TDNetwork (agents.network), got {type(network).__name__}")
         self.network = network.eval()
 
     def _input(self, raw: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,6 +76,11 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike = DEF
     refused before the file at ``path`` is touched.
     """
     path = Path(path)
+    if not isinstance(network, TDNetwork):
+        raise TypeError(f"save_checkpoint: network must be a TDNetwork (agents.network), got {type(network).__name__}")
+    if path.is_dir():
+        raise ValueError(f"save_checkpoint: {path} is a folder; name the file to write, such as "
+                         f"{path / 'checkpoint.pt'} (nothing was written)")
     bad = _not_finite(network.state_dict())
     if bad:
         raise ValueError(f"save_checkpoint: {', '.join(bad)} hold values that are not finite (NaN or infinite): "
@@ -90,10 +97,10 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike = DEF
         raise ValueError(f"save_checkpoint: {clash} are the checkpoint's own keys; give the extra data other names")
     payload.update(extra)
     data = io.BytesIO()
-    torch.save(payload, data)
     try:  # what load_checkpoint would refuse is not written (over a good checkpoint, at that)
+        torch.save(payload, data)  # a lambda or a generator cannot be pickled at all
         torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError:
+    except (pickle.PicklingError, pickle.UnpicklingError, TypeError, AttributeError):
         refused = {key: _refused_type(value) for key, value in extra.items()}
         named = ", ".join(f"{key!r} ({kind})" for key, kind in refused.items() if kind is not None)
         raise ValueError(f"save_checkpoint: the extra data {named or sorted(extra)} holds objects other than "
@@ -338,7 +345,10 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
 def _refused_type(value: Any) -> str | None:
     """The type that loading ``value`` with ``weights_only`` refuses (as torch names it), or None."""
     data = io.BytesIO()
-    torch.save(value, data)
+    try:
+        torch.save(value, data)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return f"{type(value).__name__}, which cannot be pickled"
     try:
         torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:

@@ -94,7 +94,19 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
     assert "weights_only" not in str(caught.value) and "\x1b" not in str(caught.value)
     with pytest.raises(ValueError, match=r"\['state_dict'\] are the checkpoint's own keys"):
         save_checkpoint(path, TDNetwork([8]), state_dict={})
+    # What pickle cannot write at all is named the same way, not pickle's own error.
+    for extra, kind in (({"fn": lambda: 0}, "'fn' (function, which cannot be pickled)"),
+                        ({"gen": (c for c in "ab")}, "'gen' (generator, which cannot be pickled)")):
+        with pytest.raises(ValueError, match="objects other than tensors") as caught:
+            save_checkpoint(path, TDNetwork([8]), **extra)
+        assert kind in str(caught.value)
+    for network in (None, torch.nn.Linear(2, 2)):
+        with pytest.raises(TypeError, match="network must be a TDNetwork"):
+            save_checkpoint(path, network)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"is a folder; name the file to write, such as .*checkpoint.pt"):
+        save_checkpoint(tmp_path, TDNetwork([8]))
     assert path.read_bytes() == good and load_checkpoint(path)[1]["note"] == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint.pt"]  # no temporary file left
 
 
 def test_a_symbolic_link_the_user_named_is_followed_and_kept(tmp_path):

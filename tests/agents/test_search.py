@@ -114,6 +114,20 @@ def test_negative_ply_is_rejected():
         SearchPlayer(LinearEvaluator(), ply=-1)
 
 
+def test_a_network_or_nothing_given_as_the_evaluator_is_refused_with_the_wrapper_to_use():
+    import torch
+
+    from agents.network import TDNetwork
+    from agents.td import TorchEvaluator
+
+    for bad in (TDNetwork((8,)), None, "default"):  # each once failed only later, deep in a game
+        with pytest.raises(TypeError, match=r"outcomes\(raw\).*SearchPlayer\(TorchEvaluator\(network\)\)"):
+            SearchPlayer(bad)  # type: ignore[arg-type]
+    for bad in (None, torch.nn.Linear(50, 4)):
+        with pytest.raises(TypeError, match="TorchEvaluator scores with a TDNetwork"):
+            TorchEvaluator(bad)  # type: ignore[arg-type]
+
+
 def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever():
     import torch
 
