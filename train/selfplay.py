@@ -19,6 +19,7 @@ neither Ray nor a learner: ``train/trainer.py`` runs it inside Ray actors.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,13 @@ def outcome_one_hot(states: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_unit(value: Any, name: str, what: str) -> None:
+    """Refuse ``value`` unless it is a real number in [0, 1] (a bool is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating) \
+            or not 0.0 <= value <= 1.0:  # NaN fails the comparison too
+        raise ValueError(f"{name} must be {what}, a number in [0, 1], got {value!r}")
+
+
 def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
     """Forward-view lambda-return targets of one game's afterstates.
 
@@ -55,7 +63,13 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
     in order, each from its mover's view; the last row is the game's actual
     result (one-hot). Returns ``[T + 1, 4]`` targets (the last equals the result).
     """
+    _check_unit(lam, "lam", "the lambda of TD(lambda)")
     values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] != 4:
+        raise ValueError(f"values must have shape [T + 1, 4] (one row of outcome probabilities per afterstate, "
+                         f"the result last), got {list(values.shape)}")
+    if not np.isfinite(values).all():
+        raise ValueError("values must be finite numbers (outcome probabilities), got NaN or infinite ones")
     targets = np.empty_like(values)
     targets[-1] = values[-1]
     for t in range(values.shape[0] - 2, -1, -1):
@@ -96,7 +110,7 @@ class SelfPlayWorker:
         with torch.inference_mode():  # the features computed in numpy: the same numbers, sooner
             return self.network(torch.from_numpy(raw), torch.from_numpy(features(raw))).numpy()
 
-    def play(self, weights: dict[str, np.ndarray] | None, games: int, seed: int, epsilon: float,
+    def play(self, weights: dict[str, np.ndarray] | None, games: int, seed: int | Sequence[int], epsilon: float,
              lam: float) -> dict[str, Any]:
         """Play ``games`` games; return training samples and statistics.
 
@@ -106,10 +120,17 @@ class SelfPlayWorker:
         (``calibration``: win probability in 10 bins of [0, 1]; ``equity_calibration``:
         equity vs points scored in 10 bins of [-2, 2]; exact final positions left out).
         """
+        if not is_whole(games, 1):
+            raise ValueError(f"games must be a whole number, 1 or more, got {games!r}")
+        try:  # as numpy takes it: a whole number 0 or more, or a list of them (the trainer's)
+            rng = np.random.default_rng(seed)
+        except (TypeError, ValueError):
+            raise ValueError(f"seed must be a whole number 0 or more, or a list of them, got {seed!r}") from None
+        _check_unit(epsilon, "epsilon", "the chance of a random move")
+        _check_unit(lam, "lam", "the lambda of TD(lambda)")
         t0 = time.perf_counter()
         if weights is not None:
             self.set_weights(weights)
-        rng = np.random.default_rng(seed)
         rules = self.rules
         states = initial_states(games)
         _, dice = opening_roll(rng, games, rules)

@@ -82,6 +82,34 @@ def test_worker_samples_are_one_per_ply_with_probability_targets():
     assert (out["raw"][:, 24:48].sum(1) + out["raw"][:, 49] == 15).all()
 
 
+def test_lambda_returns_refuses_what_it_would_misread():
+    good = np.array([[0.5, 0.1, 0.3, 0.1], WIN])
+    for lam in (2.0, -0.1, float("nan"), None, True, "0.7"):  # 2.0 once gave targets outside [0, 1]
+        with pytest.raises(ValueError, match=r"lam must be the lambda of TD\(lambda\), a number in \[0, 1\]"):
+            lambda_returns(good, lam)  # type: ignore[arg-type]
+    for values in (np.array([0.1, 0.2, 0.3, 0.4]), np.zeros((3, 3)), np.zeros((0, 4)), np.zeros((2, 2, 4))):
+        with pytest.raises(ValueError, match=r"values must have shape \[T \+ 1, 4\]"):
+            lambda_returns(values, 0.7)
+    with pytest.raises(ValueError, match="values must be finite"):
+        lambda_returns(np.array([[np.nan, 0, 0, 0], WIN]), 0.7)
+    assert np.array_equal(lambda_returns(np.array([WIN]), 0.7), [WIN])  # a game of one afterstate: its result
+
+
+def test_a_worker_refuses_arguments_out_of_range_before_playing():
+    worker = SelfPlayWorker((8,))
+    good = {"games": 1, "seed": 0, "epsilon": 0.1, "lam": 0.7}
+    for key, bad, said in (("games", 0, "games must be a whole number, 1 or more"),
+                           ("games", 2.0, "games must be a whole number"),
+                           ("seed", -1, "seed must be a whole number 0 or more, or a list of them"),
+                           ("seed", [3, -1], "seed must be a whole number 0 or more"),
+                           ("seed", 1.5, "seed must be a whole number 0 or more"),
+                           ("epsilon", 2, "epsilon must be the chance of a random move"),
+                           ("lam", 5, "lam must be the lambda")):  # lam=5 once gave infinite targets
+        with pytest.raises(ValueError, match=said):
+            worker.play(None, **{**good, key: bad})
+    assert worker.play(None, **{**good, "seed": [2026, 1, 0]})["games"] == 1  # the trainer's seeds
+
+
 def test_worker_is_reproducible_from_its_seed():
     a = SelfPlayWorker((16,)).play(None, games=4, seed=9, epsilon=0.0, lam=0.5)
     worker = SelfPlayWorker((16,))
