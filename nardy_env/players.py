@@ -110,6 +110,9 @@ class PlayerFailed(ValueError):
 def check_batch(states: np.ndarray, found: Afterstates) -> None:
     """ValueError unless ``found`` lists the afterstates of as many positions as ``states`` holds
     (a player given the afterstates of other positions would answer for those)."""
+    if not isinstance(found, Afterstates):
+        raise TypeError(f"found must be the Afterstates that legal_afterstates(states, dice) returns, "
+                        f"got {type(found).__name__}")
     rows = np.shape(states)[0] if np.ndim(states) > 1 else 1
     listed = found.offsets.shape[0] - 1
     if rows != listed:
@@ -125,9 +128,16 @@ class RandomPlayer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator | int | None,
                colors: np.ndarray | None = None) -> np.ndarray:
+        """``rng``: a numpy Generator, or what ``numpy.random.default_rng`` takes (a seed, or None
+        for fresh entropy), as the network players, which need none, also accept."""
         check_batch(states, found)
+        if not isinstance(rng, np.random.Generator):
+            try:
+                rng = np.random.default_rng(rng)
+            except (TypeError, ValueError):
+                raise TypeError(f"rng must be a numpy Generator, a seed or None, got {rng!r}") from None
         counts = found.counts()
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 

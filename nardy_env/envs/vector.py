@@ -39,6 +39,9 @@ def split_afterstates(found: Afterstates) -> list[Afterstates]:
     Sub-env i's piece is what the single env's ``info["afterstates"]`` would
     hold (its own ``offsets == [0, n_i]``); the arrays are views, not copies.
     """
+    if not isinstance(found, Afterstates):
+        raise TypeError(f"split_afterstates takes the vector env's info['afterstates'] (Afterstates), "
+                        f"got {type(found).__name__}")
     pieces = []
     for start, end in zip(found.offsets[:-1].tolist(), found.offsets[1:].tolist(), strict=True):
         pieces.append(Afterstates(found.states[start:end], found.moves[start:end],

@@ -68,6 +68,8 @@ def test_split_afterstates_gives_each_sub_env_what_the_single_env_lists():
         _, single_info = single.reset(seed=11 + i)
         for mine, theirs in zip(piece, single_info["afterstates"], strict=True):
             np.testing.assert_array_equal(mine, theirs)
+    with pytest.raises(TypeError, match=r"takes the vector env's info\['afterstates'\]"):
+        split_afterstates(None)  # type: ignore[arg-type]
 
 
 def test_sync_mode_info_layout_is_as_documented():
