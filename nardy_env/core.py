@@ -131,16 +131,27 @@ class Afterstates(NamedTuple):
 
 def initial_states(n: int = 1) -> np.ndarray:
     """The starting position, ``n`` times (the same for either colour to move)."""
+    if not is_whole(n):
+        raise ValueError(f"n must be a whole number, 0 or more (how many positions), got {n!r}")
     states = np.zeros((n, STATE_SIZE), dtype=np.int8)
     states[:, HEAD_INDEX] = NUM_CHECKERS
     states[:, HEAD_INDEX - HALF] = -NUM_CHECKERS
     return states
 
 
+def _rectangular(value: Any, name: str) -> np.ndarray:
+    """``np.asarray(value)``, or StateError naming ``name`` for nested lists of unequal lengths."""
+    try:
+        return np.asarray(value)
+    except ValueError:  # numpy: "setting an array element with a sequence ... inhomogeneous shape"
+        raise StateError(f"{name} must be rows of equal length (a rectangular array), got rows of "
+                         "different lengths") from None
+
+
 def _columns(states: np.ndarray) -> np.ndarray:
     """``states`` as an array of mover's-view rows, or StateError: the cheap checks of the helpers
     below (shape and dtype; validate_states checks the counts)."""
-    states = np.asarray(states)
+    states = _rectangular(states, "states")
     if states.shape[-1:] != (STATE_SIZE,):
         raise StateError(f"states must have {STATE_SIZE} columns, got shape {list(states.shape)}")
     if states.dtype == np.bool_ or not np.issubdtype(states.dtype, np.signedinteger):
@@ -190,7 +201,7 @@ def pip_counts(states: np.ndarray) -> np.ndarray:
 
 def validate_states(states: npt.ArrayLike) -> np.ndarray:
     """Return ``states`` as int8 ``[B, STATE_SIZE]`` or raise StateError saying what is wrong."""
-    arr = np.asarray(states)
+    arr = _rectangular(states, "states")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != STATE_SIZE:
@@ -662,7 +673,7 @@ numba_cache_placed()  # every compiled function above has its cache place
 
 def _per_position(name: str, value: Any, batch: int) -> np.ndarray:
     """An integer per position (or one for all), as int64 ``[batch]``."""
-    arr = np.asarray(value)
+    arr = _rectangular(value, name)
     if arr.size == 0 and arr.dtype == np.float64:  # an empty list: no values, no dtype of its own
         arr = arr.astype(np.int64)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
@@ -682,7 +693,7 @@ def _holds_bool(value: Any) -> bool:
 
 
 def _check_dice(dice: npt.ArrayLike, batch: int) -> np.ndarray:
-    arr = np.asarray(dice)
+    arr = _rectangular(dice, "dice")
     if _holds_bool(dice):
         raise StateError(f"dice must be integers 1..6, not True or False: got {dice!r}"[:200])
     if arr.ndim == 1:

@@ -125,6 +125,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         b = self.batch
+        if agent not in AGENTS:
+            raise KeyError(f"no agent {agent!r} in this game: its agents are {list(AGENTS)}")
         colour = AGENTS.index(agent)
         acting = colour == int(b.side[0]) and not b.over[0]
         if acting:

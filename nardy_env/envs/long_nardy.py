@@ -130,7 +130,10 @@ def start_presets(options: dict[str, Any] | None, n: int,
     if not isinstance(positions, str):
         if not isinstance(positions, list | tuple) or len(positions) != n:
             raise ValueError(f'reset option "position" must be an NPN string or a list of {n}, got {positions!r}')
-    per_game_dice = dice is not None and np.ndim(dice) == 2
+    try:
+        per_game_dice = dice is not None and np.ndim(dice) == 2
+    except ValueError:  # numpy cannot make an array of rows of unequal lengths
+        raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {dice!r}'[:200]) from None
     if per_game_dice and np.shape(dice)[0] != n:
         raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {np.shape(dice)[0]}')
     return {
@@ -306,6 +309,8 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         preset = start_presets(options, 1)  # bad options change nothing
+        if isinstance(seed, np.integer):  # as the vector env takes it (Gymnasium's own check wants an int)
+            seed = int(seed)
         super().reset(seed=seed)
         b = self.batch
         if seed is not None or not self._started:

@@ -128,6 +128,7 @@ def test_same_seed_same_trajectory(action_mode):
 
     assert (run(5) == run(5)).all()
     assert not np.array_equal(run(5), run(6))
+    assert (run(np.int64(5)) == run(5)).all()  # a numpy seed, as the vector env takes one
 
 
 def test_a_generator_assigned_to_np_random_rolls_the_dice_from_then_on():

@@ -263,7 +263,8 @@ def test_reset_options_start_sub_envs_from_given_positions():
     _, info = one.reset(seed=0, options={"position": [start], "dice": [[6, 5]]})
     assert info["dice"].tolist() == [[6, 5]]
     for bad, words in (({"posn": start}, "posn"), ({"position": [start]}, "list of 3"),
-                       ({"position": start, "dice": [[1, 2]]}, "3 pairs")):
+                       ({"position": start, "dice": [[1, 2]]}, "3 pairs"),
+                       ({"position": start, "dice": [[1, 2], [3, 4], [5]]}, "one pair or 3 pairs")):
         with pytest.raises(ValueError, match=words):
             envs.reset(options=bad)
 

@@ -188,6 +188,17 @@ def test_bad_states_and_dice_raise_clear_errors():
     assert as_dict.states[0, 23] == 14  # one checker off the head, not the default's two
     with pytest.raises(TypeError, match="rules must be a Rules object or a dict"):
         legal_afterstates(good, [[6, 5]], "home")
+    # Nested lists of unequal lengths are named, not numpy's "inhomogeneous shape".
+    with pytest.raises(StateError, match="states must be rows of equal length"):
+        validate_states([[0] * 26, [0] * 25])
+    with pytest.raises(StateError, match="states must be rows of equal length"):
+        flip([[0] * 26, [0] * 25])
+    with pytest.raises(StateError, match="dice must be rows of equal length"):
+        legal_afterstates(initial_states(3), [[1, 2], [3, 4], [5]])
+    for n in (-1, 2.0, True, None):
+        with pytest.raises(ValueError, match="n must be a whole number, 0 or more"):
+            initial_states(n)  # type: ignore[arg-type]
+    assert initial_states(np.int64(2)).shape == (2, 26) and initial_states(0).shape == (0, 26)
 
 
 def test_continuing_a_non_double_never_grants_the_head_exception():

@@ -141,6 +141,9 @@ def test_reset_options_that_are_not_a_dict_are_refused_clearly():
     game = raw_env()
     with pytest.raises(TypeError, match="options must be a dict, got list"):
         game.reset(seed=0, options=[1])
+    game.reset(seed=0)
+    with pytest.raises(KeyError, match=r"no agent 'red' in this game: its agents are \['white', 'black'\]"):
+        game.observe("red")  # once "tuple.index(x): x not in tuple"
 
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
