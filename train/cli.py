@@ -900,16 +900,15 @@ def _positive(what: str) -> Callable[[str], Any]:
     return _number_type(f"positive {what}", float, f"a {what}", lambda v: 0 < v < float("inf"), f"a positive {what}")
 
 
-_SEED = _at_least(0)
 def _max_seed() -> int:
     from train.evaluate import MAX_SEED  # when a seed is read, not when the parser is built
 
     return MAX_SEED
 
 
-_DICE_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v <= _max_seed(),
-                          "from 0 to 2**32 - 1")
-"""A match's dice seed: 0 to train.evaluate.MAX_SEED."""
+_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v <= _max_seed(),
+                     "from 0 to 2**32 - 1")
+"""A seed, 0 to train.evaluate.MAX_SEED: the one range of every command's --seed."""
 _COUNT = _at_least(1)
 _PLY = _at_least(0)
 _POSITIVE = _positive("number")
@@ -926,7 +925,7 @@ def _TEXT(text: str) -> str:
 
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
-    parser.add_argument("--seed", type=_DICE_SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
+    parser.add_argument("--seed", type=_SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
     parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 1,000 games)")
     parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
@@ -973,7 +972,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "player and per level ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision.")
     bench.add_argument("--games", type=_COUNT, default=None, help="games to play (default 10000)")
-    bench.add_argument("--seed", type=_SEED, default=0, help="random seed (default 0)")
+    bench.add_argument("--seed", type=_SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
@@ -1040,7 +1039,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the opponent's search depth (default: the @N of its name, else 0)")
     play.add_argument("--color", choices=["white", "black", "random"], default="random",
                       help="your colour (default random: drawn for each game)")
-    play.add_argument("--seed", type=_SEED, default=None, help="dice seed (default: fresh dice each session)")
+    play.add_argument("--seed", type=_SEED, default=None,
+                      help="seed of the dice, of a random colour and of a randomising opponent's plays, "
+                           "0 to 2**32 - 1 (default: fresh each session)")
     play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
                                       "(default: those the player was trained under)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -81,6 +82,12 @@ def render_rgb(batch: GameBatch, row: int) -> np.ndarray:
         winner=side.other if over else None,
         points=int(batch.last_points[row]) if over else 0,
     )
+
+
+def _opponent_generator(dice: np.random.Generator) -> np.random.Generator:
+    """The opponent's own generator, seeded by the dice generator's state (read from a copy, so the
+    dice it rolls are unchanged): reproducible whenever that generator is."""
+    return np.random.default_rng(copy.deepcopy(dice).integers(0, 2**63, size=4))
 
 
 def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray | None]:
@@ -305,6 +312,7 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
         gym.Env.np_random.fset(self, value)  # type: ignore[attr-defined]
         if getattr(self, "_started", False):
             self.batch.set_generator(0, value)
+            self.batch.opponent_rng = _opponent_generator(value)
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -315,7 +323,8 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
         b = self.batch
         if seed is not None or not self._started:
             b.set_generator(0, self.np_random)
-            b.opponent_rng = np.random.default_rng(None if seed is None else [seed, 1])
+            # Without a seed, from the env's generator: one assigned to np_random seeds the opponent too.
+            b.opponent_rng = np.random.default_rng([seed, 1]) if seed is not None else _opponent_generator(self.np_random)
         self._started = True
         self._playable = False  # until the new game stands (an opponent that raises leaves none)
         with failure_needs_reset(self):

@@ -153,6 +153,28 @@ def test_a_generator_assigned_to_np_random_rolls_the_dice_from_then_on():
         != dice(999, assign_before_reset=True)
 
 
+@pytest.mark.parametrize("assign_before_reset", [True, False])
+def test_a_generator_assigned_to_np_random_also_seeds_a_random_opponent(assign_before_reset):
+    def game(generator_seed):
+        env = gym.make("LongNardy-v0", opponent="random", agent_color="white")
+        if assign_before_reset:  # once: the dice followed it, the opponent's choices were fresh each time
+            env.np_random = np.random.default_rng(generator_seed)
+            obs, info = env.reset()
+        else:
+            env.reset(seed=0)
+            env.np_random = np.random.default_rng(generator_seed)
+            obs, info = env.reset()
+        seen = [obs]
+        for _ in range(40):
+            obs, _, terminated, _, info = env.step(0)
+            seen.append(obs)
+            if terminated:
+                obs, info = env.reset()
+        return np.concatenate(seen)
+
+    assert np.array_equal(game(42), game(42)) and not np.array_equal(game(42), game(43))
+
+
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_random_play_finishes_games_with_valid_rewards(action_mode):
     env = LongNardyEnv(action_mode=action_mode)

@@ -48,7 +48,9 @@ def test_bad_numbers_are_refused_before_anything_runs():
     for args, words in ((("eval", "race", "random", "--seed", "-1"), "--seed: must be from 0 to 2**32 - 1"),
                         (("ladder", "race", "random", "--seed", "-1"), "--seed: must be from 0 to 2**32 - 1"),
                         (("eval", "race", "random", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),
-                        (("play", "--seed", "-3"), "--seed: must be 0 or more"),
+                        (("play", "--seed", "-3"), "--seed: must be from 0 to 2**32 - 1"),
+                        (("play", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),
+                        (("bench", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),  # one range
                         (("play", "--games", "0"), "--games: must be 1 or more"),
                         (("hint", START_NPN, "6", "5", "--ply", "-1"), "--ply: must be 0 or more"),
                         (("hint", START_NPN, "6", "5", "--top", "0"), "--top: must be 1 or more"),
