@@ -59,7 +59,7 @@ class TrainConfig:
     total_games: int = 100_000
     """Self-play games to train on; the run stops once it has played this many. Games come
     in whole tasks of ``games_per_task``, so the count reached may pass it by less than
-    one task per actor. ``--resume --set total_games=N`` trains a run further: the
+    one task. ``--resume --set total_games=N`` trains a run further: the
     schedules go on from the values reached."""
     actors: int = 0
     """Self-play actors (Ray workers); 0 = one per CPU of the Ray cluster."""

@@ -799,9 +799,12 @@ class Trainer:
         c = self.config
         # The clock starts here: Ray's start and the actors' are part of the time given.
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
-        if c.games_per_task > c.total_games > self.games:  # a task larger than the whole run: most likely a slip
-            print(f"warning: games_per_task={c.games_per_task:,} is more than total_games={c.total_games:,}; tasks "
-                  f"are played whole, so the run ends at {self.games + c.games_per_task:,} games", file=sys.stderr,
+        # Whole tasks until total_games is reached: past it by more than a tenth is most likely a slip
+        # (a task larger than the run, or a resume's few more games than a task).
+        end = self.games + -(-(c.total_games - self.games) // c.games_per_task) * c.games_per_task
+        if c.total_games > self.games and end - c.total_games > c.total_games / 10:
+            print(f"warning: tasks are played whole (games_per_task={c.games_per_task:,}), so the run ends at "
+                  f"{end:,} games, {end - c.total_games:,} past total_games={c.total_games:,}", file=sys.stderr,
                   flush=True)
         n_actors = len(self._actors) if self._actors else self._start_actors()  # Ray first: an address
         try:  # that fails leaves no half-made run folder behind

@@ -1020,8 +1020,15 @@ def test_a_task_larger_than_the_whole_run_is_warned_about(tmp_path, monkeypatch,
     monkeypatch.setattr(trainer, "_start_actors", lambda: 1)
     monkeypatch.setattr(ray, "wait", lambda *args, **kwargs: ([], []))
     trainer.train(max_seconds=0.0)
-    assert ("warning: games_per_task=1,024 is more than total_games=64; tasks are played whole, so the run "
-            "ends at 1,024 games") in capsys.readouterr().err
+    assert ("warning: tasks are played whole (games_per_task=1,024), so the run ends at 1,024 games, 960 past "
+            "total_games=64") in capsys.readouterr().err
+    trainer.close()
+    # A task a little smaller than the run also ends it far past total_games: two tasks, not one.
+    config = load_config(ROOT / "configs/smoke.yaml", total_games=1000, games_per_task=999)
+    trainer = Trainer(config, tmp_path / "run2", progress=False)
+    monkeypatch.setattr(trainer, "_start_actors", lambda: 1)
+    trainer.train(max_seconds=0.0)
+    assert "so the run ends at 1,998 games, 998 past total_games=1,000" in capsys.readouterr().err
     trainer.close()
     # A run a part-task from its end (total_games not a multiple of the task: quick.yaml's) is no slip.
     config = load_config(ROOT / "configs/quick.yaml")
