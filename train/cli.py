@@ -612,26 +612,6 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _overrides(pairs: list[str] | None) -> dict:
-    import yaml
-
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            _complain(f"nardy train: --set takes KEY=VALUE, got {pair!r}")
-            raise SystemExit(2)
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError:
-            parsed = value  # not YAML: the config check says what the key needs
-        if parsed is None:
-            _complain(f"nardy train: --set {key.strip()}= needs a value")
-            raise SystemExit(2)
-        out[key.strip()] = parsed
-    return out
-
-
 def _continue_with(run_dir: Any, address: str | None) -> str:
     """The command that resumes a run, with the cluster it ran on (given by --address or by
     RAY_ADDRESS, which a later shell may not have)."""
@@ -683,7 +663,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from train.config import ConfigError, load_config
+    from train.config import ConfigError, load_config, parse_overrides
     from train.trainer import (
         Trainer,
         TrainError,
@@ -706,13 +686,13 @@ def _train(args: argparse.Namespace) -> int:
                 _complain(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}")
                 return 2
             if args.set:
-                config = resume_with_changes(config, _overrides(args.set))
+                config = resume_with_changes(config, parse_overrides(args.set))
         else:
             if not args.config:
                 print("nardy train: give --config FILE.yaml or a shipped config's name, such as --config quick (or "
                       "--resume RUN_DIR)", file=sys.stderr)
                 return 2
-            config = load_config(args.config, overrides_from="--set", **_overrides(args.set))
+            config = load_config(args.config, overrides_from="--set", **parse_overrides(args.set))
             run_dir = Path(args.out) if args.out else default_run_dir(config)
         trainer = Trainer(config, run_dir, resume=bool(args.resume), address=args.address,
                           progress=not args.quiet)

@@ -8,6 +8,8 @@ key, so a typo never trains with a silent default.
 from __future__ import annotations
 
 import dataclasses
+import decimal
+import difflib
 import io
 import json
 import math
@@ -137,6 +139,8 @@ class TrainConfig:
              and all(isinstance(o, str) for o in self.eval_opponents),
              "eval_opponents", "a list of player names (at least one), e.g. [random, heuristic]")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
+        twice = sorted({o for o in self.eval_opponents if self.eval_opponents.count(o) > 1})
+        need(not twice, "eval_opponents", f"each player once ({twice} given more than once: the same games again)")
         taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
         need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
              f"({taken} are taken)")
@@ -179,7 +183,7 @@ class TrainConfig:
              f"an even number up to {MAX_GAMES:,} (0: none)")
         need(self.checkpoint_every_games > 0, "checkpoint_every_games", "a positive number")
         need(self.keep_checkpoints >= 0, "keep_checkpoints", "0 or more")
-        need(self.log_every_seconds >= 0, "log_every_seconds", "0 or more")
+        need(0 <= self.log_every_seconds < math.inf, "log_every_seconds", "0 or more, a finite number of seconds")
         try:
             # Resolved: every variant key with its value (config.json then names the rules in full,
             # as eval results and policy.json do; {} and the defaults spelt out are the same rules).
@@ -205,9 +209,9 @@ class TrainConfig:
         if not isinstance(data, dict):
             raise ConfigError(f"{where}: expected a mapping of settings, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - known, key=str)
         if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {unknown}; known keys: {sorted(known)}")
+            raise ConfigError(f"{where}: {unknown_keys(unknown, known)}; known keys: {sorted(known)}")
         types = {f.name: f.type for f in fields(cls)}
         clean = {}
         for key, value in data.items():
@@ -220,7 +224,8 @@ class TrainConfig:
             if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
                 raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
             if expected == "str" and not isinstance(value, str):
-                raise ConfigError(f"{where}: {key} must be a string, got {value!r}")
+                quoted = f" (quote it: {key}: '{value}')" if isinstance(value, int | float) else ""
+                raise ConfigError(f"{where}: {key} must be a string, got {value!r}{quoted}")
             clean[key] = value
         try:
             return cls(**clean)
@@ -245,8 +250,10 @@ def number_from_text(value: Any) -> Any:
     An integer setting takes one only when it is whole (``4e5``)."""
     if not isinstance(value, str) or not _NUMBER.fullmatch(value.strip()):
         return value
-    number = float(value)
-    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    exact = decimal.Decimal(value.strip())
+    if exact == exact.to_integral_value() and abs(exact.adjusted()) <= 100:  # 1e16: exactly 10**16
+        return int(exact)
+    return float(exact)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -269,6 +276,73 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                     key_node.start_mark)
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
+
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """YAML 1.1's integers, less its surprises: ``010`` (octal, 8) and ``1:30`` (base 60, 90) are
+        refused; a number is written plainly, or quoted to be text."""
+        text = str(self.construct_scalar(node)).replace("_", "")  # type: ignore[no-untyped-call]
+        digits = text.lstrip("+-")
+        if ":" in text or (len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is a number in base {60 if ':' in text else 8} to YAML 1.1 "
+                f"({super().construct_yaml_int(node)}): write it without {'the colon' if ':' in text else 'the leading 0'}, "
+                "or quote it to mean text", node.start_mark)
+        return super().construct_yaml_int(node)  # type: ignore[no-any-return]
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """YAML 1.1's floats, less base 60 (``1:30.5``)."""
+        text = str(self.construct_scalar(node))  # type: ignore[no-untyped-call]
+        if ":" in text:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{text!r} is a number in base 60 to YAML 1.1: write it without the colon, "
+                "or quote it to mean text", node.start_mark)
+        return super().construct_yaml_float(node)  # type: ignore[no-any-return]
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.construct_yaml_int)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
+
+
+def unknown_keys(unknown: list[Any], known: set[str]) -> str:
+    """``unknown key(s) [...]``, with the known key each one most likely meant."""
+    by_lower = {k.lower(): k for k in known}
+    guesses = []
+    for key in unknown:
+        close = difflib.get_close_matches(str(key).lower(), list(by_lower), n=1, cutoff=0.6)
+        if close:
+            guesses.append(f"{key} -> {by_lower[close[0]]}")
+    meant = f" (did you mean: {', '.join(guesses)}?)" if guesses else ""
+    return f"unknown key(s) {unknown}{meant}"
+
+
+def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` texts as settings: VALUE is read as YAML (``[64, 32]``, ``1e-3``,
+    ``{block_rule: home}``), except that a text setting (``name``) takes VALUE as written unless
+    it is quoted. A key given twice, or without a value, is refused."""
+    texts = {f.name for f in fields(TrainConfig) if f.type == "str"}
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"--set takes KEY=VALUE, got {pair!r}")
+        if key in out:
+            raise ConfigError(f"--set {key} is given twice ({written[key]!r}, then {value.strip()!r}): "
+                              "give each setting once")
+        try:
+            parsed = yaml.load(value, Loader=_UniqueKeyLoader)  # a SafeLoader
+        except yaml.YAMLError as exc:
+            if isinstance(exc, yaml.constructor.ConstructorError):  # 010, a key twice: say why
+                raise ConfigError(f"--set {key}: {exc.problem}") from None
+            parsed = value  # not YAML: the config check says what the key needs
+        if key in texts and not isinstance(parsed, str):
+            parsed = value.strip() or None  # name=2024: the text 2024
+        if parsed is None:
+            raise ConfigError(f"--set {pair.strip()!r}: {key} needs a value")
+        out[key], written[key] = parsed, value.strip()
+    return out
 
 
 SHIPPED_CONFIGS = shipped_data(__file__, "configs", "configs")  # a wheel's train/configs, or the checkout's
@@ -328,8 +402,13 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
     if given:  # a bad value may come from the command line rather than the file: say so
         where += f" with {overrides_from} {', '.join(sorted(given))}"
     config = TrainConfig.from_dict(data, where=where)
-    # For new runs only (a saved run resumes whatever its name): runs/NAME must stay under runs/.
-    if "/" in config.name or os.sep in config.name or config.name in (".", ".."):
-        raise ConfigError(f"{where}: name: a run name without a path in it (runs/NAME is the default run "
-                          f"directory; --out takes a path), got {config.name!r}")
+    check_run_name(config.name, where)
     return config
+
+
+def check_run_name(name: str, where: str) -> None:
+    """ConfigError unless ``name`` can name runs/NAME: no path in it. For names given now (a new run,
+    a resume's --set name=...); a saved run resumes whatever its name."""
+    if "/" in name or os.sep in name or name in (".", ".."):
+        raise ConfigError(f"{where}: name: a run name without a path in it (runs/NAME is the default run "
+                          f"directory; --out takes a path), got {name!r}")

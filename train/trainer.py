@@ -1237,20 +1237,21 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     but not changed. The caller writes the result to config.json once the
     resume has started (``save_config``), so a refused resume changes nothing.
     """
-    from train.config import number_from_text
+    from train.config import check_run_name, number_from_text, unknown_keys
 
     current = config.to_dict()
     changes = {k: number_from_text(v) for k, v in changes.items()}  # --set lr=1e-3 is the number
     unknown = sorted(k for k in changes if k not in current)
     if unknown:
-        raise TrainError(f"unknown setting(s) {', '.join(unknown)}; --resume can change "
-                         f"{', '.join(RESUMABLE_KEYS)}")
+        raise TrainError(f"{unknown_keys(unknown, set(current))}; --resume can change {', '.join(RESUMABLE_KEYS)}")
     refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
                      and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:
         raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
                          "(start a new run for those)")
     try:
+        if isinstance(changes.get("name"), str):  # a new name must do for runs/NAME, as a new run's must
+            check_run_name(changes["name"], "--set")
         return TrainConfig.from_dict({**current, **changes}, where="--set")
     except ConfigError as exc:
         raise TrainError(str(exc)) from None

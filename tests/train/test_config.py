@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from train.config import ConfigError, TrainConfig, load_config
+from train.config import ConfigError, TrainConfig, load_config, number_from_text, parse_overrides
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
@@ -18,10 +19,13 @@ def test_shipped_configs_load(name):
     assert config.total_games > 0
 
 
-def test_unknown_keys_are_named(tmp_path):
+def test_unknown_keys_are_named_with_the_key_most_likely_meant(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("total_gmaes: 10\nlam: 0.5\n")
-    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['total_gmaes'\]"):
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['total_gmaes'\] \(did you mean: total_gmaes -> total_games\?\)"):
+        load_config(path)
+    path.write_text("LR: 0.1\nwhatever: 1\n")  # a case slip is a near miss; nothing is near "whatever"
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['LR', 'whatever'\] \(did you mean: LR -> lr\?\)"):
         load_config(path)
 
 
@@ -213,6 +217,61 @@ def test_whole_numbers_written_with_a_decimal_point_are_integers(tmp_path):
     (tmp_path / "bad.yaml").write_text("total_games: 1000.5\n")
     with pytest.raises(ConfigError, match="total_games must be an integer, got 1000.5"):
         load_config(tmp_path / "bad.yaml")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("total_games: 010\n", "'010' is a number in base 8 to YAML 1.1 (8): write it without the leading 0"),
+    ("eval_every_games: 05000\n", "'05000' is a number in base 8"),
+    ("log_every_seconds: 1:30\n", "'1:30' is a number in base 60 to YAML 1.1 (90): write it without the colon"),
+    ("log_every_seconds: 1:30.5\n", "'1:30.5' is a number in base 60"),
+])
+def test_yaml_11_octal_and_base_60_numbers_are_refused_not_read_as_other_numbers(tmp_path, text, words):
+    (tmp_path / "c.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        load_config(tmp_path / "c.yaml")
+
+
+def test_plain_forms_of_numbers_still_read_as_written(tmp_path):
+    (tmp_path / "c.yaml").write_text("total_games: 0x10\nseed: 0\nactors: -0\nlog_every_seconds: 0.5\n"
+                                     "games_per_task: 1_000\nname: '010'\n")
+    config = load_config(tmp_path / "c.yaml")
+    assert (config.total_games, config.seed, config.actors, config.log_every_seconds,
+            config.games_per_task, config.name) == (16, 0, 0, 0.5, 1000, "010")
+
+
+def test_settings_that_cannot_work_are_refused_by_what_is_wrong(tmp_path):
+    with pytest.raises(ConfigError, match=r"eval_opponents: each player once \(\['random'\] given more than once"):
+        load_config(CONFIGS / "smoke.yaml", eval_opponents=["random", "race", "random"])
+    # config.json writes infinity as Infinity, which no config file then reads back.
+    with pytest.raises(ConfigError, match="log_every_seconds: 0 or more, a finite number of seconds, got inf"):
+        load_config(CONFIGS / "smoke.yaml", log_every_seconds=float("inf"))
+    with pytest.raises(ConfigError, match=r"name must be a string, got 2024 \(quote it: name: '2024'\)"):
+        load_config(CONFIGS / "smoke.yaml", name=2024)
+
+
+def test_whole_numbers_with_exponents_are_read_exactly_however_large():
+    assert number_from_text("1e16") == 10**16 and type(number_from_text("1e16")) is int  # once refused
+    assert number_from_text("12345678901234567e0") == 12345678901234567  # no float rounding on the way
+    assert number_from_text("2.5e0") == 2.5 and number_from_text("1e-3") == 0.001
+    assert number_from_text("1e400") == float("inf")  # refused by the setting's range, not here
+    assert load_config(CONFIGS / "smoke.yaml", total_games="1e16").total_games == 10**16
+
+
+def test_set_values_are_read_as_yaml_except_for_text_settings():
+    assert parse_overrides(["hidden=[64, 32]", "lr=1e-3", "rules={block_rule: home}", " actors = 1 "]) == {
+        "hidden": [64, 32], "lr": "1e-3", "rules": {"block_rule": "home"}, "actors": 1}
+    # A run's name is text as written, even when YAML would read a number or a yes; quoted works too.
+    for given, name in (("name=2024", "2024"), ("name=0.1", "0.1"), ("name=yes", "yes"), ("name='2024'", "2024"),
+                        ("name=a b ", "a b")):
+        assert parse_overrides([given]) == {"name": name}
+    for pairs, words in ((["lr=1e-3", "actors=1", "lr=2e-3"], "--set lr is given twice ('1e-3', then '2e-3')"),
+                         (["lr=null"], "--set 'lr=null': lr needs a value"),
+                         (["name="], "--set 'name=': name needs a value"),
+                         (["noequals"], "--set takes KEY=VALUE, got 'noequals'"),
+                         (["=5"], "--set takes KEY=VALUE"),
+                         (["total_games=010"], "--set total_games: '010' is a number in base 8")):
+        with pytest.raises(ConfigError, match=re.escape(words)):
+            parse_overrides(pairs)
 
 
 def test_a_key_given_twice_in_a_yaml_file_is_refused(tmp_path):

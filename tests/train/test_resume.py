@@ -203,6 +203,10 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
         resume_with_changes(trainer.config, {"hidden": [8], "lr": 0.1})
     with pytest.raises(TrainError, match="total_games"):
         resume_with_changes(trainer.config, {"total_games": -1})
+    with pytest.raises(TrainError, match="name: a run name without a path in it"):  # its config.json would
+        resume_with_changes(trainer.config, {"name": "x/y"})  # no longer load with --config
+    with pytest.raises(TrainError, match=r"unknown key\(s\) \['total_gmes'\] \(did you mean: total_gmes -> total_games\?\)"):
+        resume_with_changes(trainer.config, {"total_gmes": 5000})
     # The name is a label once the run exists: renamed by --set or by hand in config.json.
     renamed = resume_with_changes(trainer.config, {"name": "renamed"})
     assert Trainer(renamed, run, resume=True, progress=False).config.name == "renamed"
