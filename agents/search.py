@@ -94,10 +94,6 @@ class SearchPlayer:
 
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
-        if not callable(getattr(evaluator, "outcomes", None)):
-            raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
-                            f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
-                            "from agents; for a player name, agents.load_player(name)")
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         if not is_whole(filter_k, 1):
@@ -109,6 +105,10 @@ class SearchPlayer:
             warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
                           f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
                           f"{'a minute or so' if ply == 3 else 'hours'} a move", stacklevel=2)
+        if not callable(getattr(evaluator, "outcomes", None)):
+            raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
+                            f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
+                            "from agents; for a player name, agents.load_player(name)")
         self.evaluator = evaluator
         self.ply = int(ply)
         self.rules = as_rules(rules)

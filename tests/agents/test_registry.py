@@ -87,10 +87,14 @@ def test_search_needs_at_least_one_candidate_past_the_filter():
 def test_three_ply_and_deeper_warn_about_their_cost():
     from agents.search import SearchPlayer
 
+    class Even:
+        def outcomes(self, raw):
+            return [[0.25] * 4] * len(raw)
+
     with pytest.warns(UserWarning, match="3-ply search multiplies the cost"):
-        SearchPlayer(evaluator=None, ply=3)  # type: ignore[arg-type]
+        SearchPlayer(evaluator=Even(), ply=3)
     with pytest.warns(UserWarning, match="hours"):
-        SearchPlayer(evaluator=None, ply=4)  # type: ignore[arg-type]
+        SearchPlayer(evaluator=Even(), ply=4)
 
 
 def test_none_loads_a_network_player_under_the_rules_it_was_trained_under(tmp_path):
