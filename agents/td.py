@@ -342,13 +342,25 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
             if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
+def _unpicklable(value: Any, where: str = "") -> str:
+    """The type of what pickle cannot write in ``value``, with where it sits in its dicts and lists
+    (``function at ['fn']``): a dict of settings is not itself the trouble."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+    for key, item in items:
+        try:
+            pickle.dumps(item)
+        except Exception:  # whatever pickling raises: this item is the one
+            return _unpicklable(item, f"{where}[{key!r}]")
+    return type(value).__name__ + (f" at {where}" if where else "")
+
+
 def _refused_type(value: Any) -> str | None:
     """The type that loading ``value`` with ``weights_only`` refuses (as torch names it), or None."""
     data = io.BytesIO()
     try:
         torch.save(value, data)
     except (pickle.PicklingError, TypeError, AttributeError):
-        return f"{type(value).__name__}, which cannot be pickled"
+        return f"{_unpicklable(value)}, which cannot be pickled"
     try:
         torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:

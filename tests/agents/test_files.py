@@ -96,7 +96,10 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
         save_checkpoint(path, TDNetwork([8]), state_dict={})
     # What pickle cannot write at all is named the same way, not pickle's own error.
     for extra, kind in (({"fn": lambda: 0}, "'fn' (function, which cannot be pickled)"),
-                        ({"gen": (c for c in "ab")}, "'gen' (generator, which cannot be pickled)")):
+                        ({"gen": (c for c in "ab")}, "'gen' (generator, which cannot be pickled)"),
+                        # Inside the dicts and lists a trainer stores: the culprit, not the dict, is named.
+                        ({"config": {"lr": 0.1, "fn": lambda: 0}}, "'config' (function at ['fn'], which cannot"),
+                        ({"log": [1, {"g": (c for c in "ab")}]}, "'log' (generator at [1]['g'], which cannot")):
         with pytest.raises(ValueError, match="objects other than tensors") as caught:
             save_checkpoint(path, TDNetwork([8]), **extra)
         assert kind in str(caught.value)
