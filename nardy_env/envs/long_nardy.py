@@ -85,9 +85,13 @@ def render_rgb(batch: GameBatch, row: int) -> np.ndarray:
 
 
 def _opponent_generator(dice: np.random.Generator) -> np.random.Generator:
-    """The opponent's own generator, seeded by the dice generator's state (read from a copy, so the
-    dice it rolls are unchanged): reproducible whenever that generator is."""
-    return np.random.default_rng(copy.deepcopy(dice).integers(0, 2**63, size=4))
+    """The opponent's own generator, spawned from the dice generator's seed sequence: the dice it
+    rolls are unchanged, it is reproducible whenever that generator is, and two envs given one
+    generator get different children."""
+    try:
+        return dice.spawn(1)[0]
+    except TypeError:  # a bit generator without a seed sequence: seeded from a copy's draw instead
+        return np.random.default_rng(copy.deepcopy(dice).integers(0, 2**63, size=4))
 
 
 def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray | None]:

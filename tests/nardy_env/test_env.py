@@ -155,24 +155,47 @@ def test_a_generator_assigned_to_np_random_rolls_the_dice_from_then_on():
 
 @pytest.mark.parametrize("assign_before_reset", [True, False])
 def test_a_generator_assigned_to_np_random_also_seeds_a_random_opponent(assign_before_reset):
-    def game(generator_seed):
+    def game(generator, history_seed=0):
         env = gym.make("LongNardy-v0", opponent="random", agent_color="white")
         if assign_before_reset:  # once: the dice followed it, the opponent's choices were fresh each time
-            env.np_random = np.random.default_rng(generator_seed)
-            obs, info = env.reset()
-        else:
-            env.reset(seed=0)
-            env.np_random = np.random.default_rng(generator_seed)
-            obs, info = env.reset()
+            env.np_random = generator
+        else:  # mid-game, after games of their own: once, the opponent went on with the old seed's draws
+            env.reset(seed=history_seed)
+            for _ in range(25):
+                env.step(0)
+            env.np_random = generator
+        obs, info = env.reset()
         seen = [obs]
-        for _ in range(40):
+        for _ in range(60):
             obs, _, terminated, _, info = env.step(0)
             seen.append(obs)
             if terminated:
                 obs, info = env.reset()
         return np.concatenate(seen)
 
-    assert np.array_equal(game(42), game(42)) and not np.array_equal(game(42), game(43))
+    rng = np.random.default_rng
+    assert np.array_equal(game(rng(42)), game(rng(42), history_seed=1))
+    assert not np.array_equal(game(rng(42)), game(rng(43)))
+
+
+def test_two_envs_given_one_generator_get_opponents_of_their_own():
+    shared = np.random.default_rng(7)
+    envs = [gym.make("LongNardy-v0", opponent="random", agent_color="white") for _ in range(2)]
+    for env in envs:
+        env.reset(seed=0)
+        env.np_random = shared
+    opponent = [env.unwrapped.batch.opponent_rng.random(4) for env in envs]
+    assert not np.array_equal(*opponent)
+    # A generator without a seed sequence to spawn from (legacy seeding) is taken too, reproducibly.
+    def legacy():
+        bits = np.random.MT19937()
+        bits._legacy_seeding(5)
+        env = gym.make("LongNardy-v0", opponent="random", agent_color="white")
+        env.np_random = np.random.Generator(bits)
+        env.reset()
+        return env.unwrapped.batch.opponent_rng.random(4)
+
+    assert np.array_equal(legacy(), legacy())
 
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
