@@ -143,9 +143,11 @@ def _rectangular(value: Any, name: str) -> np.ndarray:
     """``np.asarray(value)``, or StateError naming ``name`` for nested lists of unequal lengths."""
     try:
         return np.asarray(value)
-    except ValueError:  # numpy: "setting an array element with a sequence ... inhomogeneous shape"
-        raise StateError(f"{name} must be rows of equal length (a rectangular array), got rows of "
-                         "different lengths") from None
+    except ValueError as exc:
+        if "sequence" not in str(exc):  # numpy's "setting an array element with a sequence ... inhomogeneous"
+            raise  # an array-like's own error
+        raise StateError(f"{name} must be a rectangular array of numbers (rows of equal length), got rows "
+                         "of different lengths or a row mixed with numbers") from None
 
 
 def _columns(states: np.ndarray) -> np.ndarray:

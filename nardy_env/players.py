@@ -128,16 +128,16 @@ class RandomPlayer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
-    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator | int | None,
+    def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator | None,
                colors: np.ndarray | None = None) -> np.ndarray:
-        """``rng``: a numpy Generator, or what ``numpy.random.default_rng`` takes (a seed, or None
-        for fresh entropy), as the network players, which need none, also accept."""
+        """``rng``: the numpy Generator to draw from, or None for fresh entropy (as the network
+        players, which draw nothing, accept it). Not a seed: one seed every turn would repeat the draws."""
         check_batch(states, found)
-        if not isinstance(rng, np.random.Generator):
-            try:
-                rng = np.random.default_rng(rng)
-            except (TypeError, ValueError):
-                raise TypeError(f"rng must be a numpy Generator, a seed or None, got {rng!r}") from None
+        if rng is None:
+            rng = np.random.default_rng()
+        elif not isinstance(rng, np.random.Generator):
+            raise TypeError(f"rng must be a numpy Generator (np.random.default_rng(seed), made once) or None, "
+                            f"got {rng!r}")
         counts = found.counts()
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 

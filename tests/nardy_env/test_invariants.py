@@ -189,12 +189,21 @@ def test_bad_states_and_dice_raise_clear_errors():
     with pytest.raises(TypeError, match="rules must be a Rules object or a dict"):
         legal_afterstates(good, [[6, 5]], "home")
     # Nested lists of unequal lengths are named, not numpy's "inhomogeneous shape".
-    with pytest.raises(StateError, match="states must be rows of equal length"):
+    with pytest.raises(StateError, match=r"states must be a rectangular array of numbers \(rows of equal length\)"):
         validate_states([[0] * 26, [0] * 25])
-    with pytest.raises(StateError, match="states must be rows of equal length"):
+    with pytest.raises(StateError, match=r"states must be a rectangular array of numbers \(rows of equal length\)"):
         flip([[0] * 26, [0] * 25])
-    with pytest.raises(StateError, match="dice must be rows of equal length"):
+    with pytest.raises(StateError, match=r"dice must be a rectangular array of numbers"):
         legal_afterstates(initial_states(3), [[1, 2], [3, 4], [5]])
+    with pytest.raises(StateError, match="a row mixed with numbers"):
+        validate_states([[0] * 26, 5])
+
+    class Refuses:  # an array-like's own ValueError is its own, not a ragged list
+        def __array__(self, dtype=None, copy=None):
+            raise ValueError("the device is busy")
+
+    with pytest.raises(ValueError, match="the device is busy"):
+        validate_states(Refuses())
     for n in (-1, 2.0, True, None):
         with pytest.raises(ValueError, match="n must be a whole number, 0 or more"):
             initial_states(n)  # type: ignore[arg-type]
