@@ -224,7 +224,7 @@ class Trainer:
         self.address = address
         self.progress = progress
         self.rules = config.rules_obj
-        torch.set_num_threads(1)
+        self._torch_threads: int | None = None  # the process's own count while the learner holds one
         torch.manual_seed(config.seed)
         self.network = TDNetwork(config.hidden)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr)
@@ -293,6 +293,14 @@ class Trainer:
         self.stop_signal: int | None = None  # SIGINT or SIGTERM, once one has asked a session to stop
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
+        self._take_one_thread()  # last: a Trainer refused above leaves the process as it was
+
+    def _take_one_thread(self) -> None:
+        """One torch thread for the learner while the run is open (the actors have the other CPUs);
+        close() gives the process back its own count."""
+        if self._torch_threads is None:
+            self._torch_threads = torch.get_num_threads()
+            torch.set_num_threads(1)
 
     def _make_run_dir(self) -> None:
         """A new run's folder and config.json, written once the run is sure to start."""
@@ -338,12 +346,16 @@ class Trainer:
                 raise TrainError(str(exc)) from None
 
     def close(self) -> None:
-        """Let go of the run: its TensorBoard writer and its lock (another process may resume it)."""
+        """Let go of the run: its TensorBoard writer, its lock (another process may resume it), and
+        torch's thread count (set to one for the learner) back to what it was."""
         if getattr(self, "_writer", None) is not None:
             self._writer.close()
             self._writer = None
         runlock.release(getattr(self, "_lock", None))
         self._lock = None
+        if getattr(self, "_torch_threads", None) is not None:
+            torch.set_num_threads(self._torch_threads)
+            self._torch_threads = None
 
     def __enter__(self) -> Trainer:
         return self
@@ -797,6 +809,7 @@ class Trainer:
         from torch.utils.tensorboard import SummaryWriter
 
         c = self.config
+        self._take_one_thread()  # again after a close()
         # The clock starts here: Ray's start and the actors' are part of the time given.
         deadline = None if max_seconds is None else time.perf_counter() + max_seconds
         # Whole tasks until total_games is reached: past it by more than a tenth is most likely a slip

@@ -296,6 +296,22 @@ def test_out_that_is_a_file_or_under_one_is_refused_clearly(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_the_learner_holds_one_torch_thread_while_the_run_is_open_and_gives_it_back(tmp_path):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)  # a notebook's own count
+        with Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False):
+            assert torch.get_num_threads() == 1  # the actors have the other CPUs
+        assert torch.get_num_threads() == 2  # once: one thread for the rest of the process
+        with pytest.raises(TrainError, match="nothing to resume"):  # refused: nothing changed
+            Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "none", resume=True, progress=False)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_resume_refuses_fewer_games_than_played_and_unknown_settings(tmp_path):
     run = tmp_path / "run"
     before = _trained(run)  # 768 games
