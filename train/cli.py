@@ -404,8 +404,8 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
               f"output; a path such as /dev/stdout writes there anyway)", file=sys.stderr)
         return False
     path = Path(os.path.realpath(name)) if Path(name).is_symlink() else Path(name)  # where it is written
-    if path.is_dir():
-        _complain(f"nardy {command}: {option} {path} is a folder; give a file name")
+    if path.is_dir() or name.endswith(("/", os.sep)):  # Path drops a trailing slash: "new/" would be a file "new"
+        _complain(f"nardy {command}: {option} {name} {'is' if path.is_dir() else 'names'} a folder; give a file name")
         return False
     if is_stream(path) and path.exists():  # /dev/stdout, a pipe: written to as it is
         if not os.access(path, os.W_OK):

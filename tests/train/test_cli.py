@@ -492,6 +492,11 @@ def test_eval_writes_game_records(tmp_path):
     assert out.returncode == 2 and "folder" in out.stderr and "does not exist" in out.stderr
     out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path))
     assert out.returncode == 2 and "is a folder; give a file name" in out.stderr
+    # A trailing slash names a folder: once a file "new" was written for "new/", and "g.jsonl/" replaced g.jsonl.
+    for name in ("new/", "games.jsonl/"):
+        out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / name) + "/")
+        assert out.returncode == 2 and "names a folder; give a file name" in out.stderr, out.stderr
+    assert not (tmp_path / "new").exists() and len((tmp_path / "games.jsonl").read_text().splitlines()) == 4
     (tmp_path / "afile").write_text("x")
     out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "afile" / "g.jsonl"))
     assert out.returncode == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in out.stderr
