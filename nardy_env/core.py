@@ -128,6 +128,13 @@ class Afterstates(NamedTuple):
         """Number of results of each position."""
         return np.diff(self.offsets)
 
+    def __repr__(self) -> str:
+        """A summary (the arrays printed in full would fill a screen): positions, results, counts."""
+        counts = self.counts().tolist()
+        shown = ", ".join(map(str, counts[:8])) + (", ..." if len(counts) > 8 else "")
+        return (f"Afterstates({len(counts)} position{'s' if len(counts) != 1 else ''}, "
+                f"{self.states.shape[0]} results; per position [{shown}])")
+
 
 def initial_states(n: int = 1) -> np.ndarray:
     """The starting position, ``n`` times (the same for either colour to move)."""

@@ -353,8 +353,9 @@ class Trainer:
             self._writer = None
         runlock.release(getattr(self, "_lock", None))
         self._lock = None
-        if getattr(self, "_torch_threads", None) is not None:
-            torch.set_num_threads(self._torch_threads)
+        threads = getattr(self, "_torch_threads", None)
+        if threads is not None:
+            torch.set_num_threads(threads)
             self._torch_threads = None
 
     def __enter__(self) -> Trainer:

@@ -304,3 +304,12 @@ def test_dice_helpers_name_a_wrong_generator_or_count():
         for n in (-1, 2.5, True):
             with pytest.raises(ValueError, match="n must be a whole number, 0 or more"):
                 helper(rng, n)
+
+
+def test_afterstates_print_as_a_summary_not_their_arrays():
+    found = legal_afterstates(initial_states(10), np.tile([[3, 3]], (10, 1)))
+    text = repr(found)
+    assert text == f"Afterstates(10 positions, {found.states.shape[0]} results; per position [2, 2, 2, 2, 2, 2, 2, 2, ...])"
+    assert repr(legal_afterstates(initial_states(1), [[3, 3]])) == "Afterstates(1 position, 2 results; per position [2])"
+    states, moves, num_moves, offsets = found  # still the named tuple it was
+    assert offsets.tolist() == list(range(0, 21, 2))
