@@ -475,7 +475,9 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     games, the seed and ``chunk_pairs``, never on the workers or the machine.
     Worker processes are spawned, so a script that calls this with named
     players needs the usual ``if __name__ == "__main__":``. ``records``: keep
-    every game's record (``MatchResult.records``; docs/agents.md).
+    every game's record (``MatchResult.records``; docs/agents.md). ``progress``:
+    a bar on stderr (on a terminal or in a Jupyter notebook; a line every 30 s
+    in a log).
     """
     rules = as_rules(rules)
     _check_match(games, seed)

@@ -24,11 +24,19 @@ def on_terminal(stream: Any = None) -> bool:
         return False
 
 
+def in_notebook(stream: Any = None) -> bool:
+    """Whether ``stream`` (default: stderr) is a Jupyter kernel's output, which redraws a bar's
+    carriage returns in place as a terminal does (though it is no terminal to ``isatty``)."""
+    stream = stream if stream is not None else sys.stderr
+    return type(stream).__module__.split(".")[0] == "ipykernel"
+
+
 def progress_bar(total: int, desc: str, unit: str = "game", initial: int = 0, leave: bool = True,
                  bar_format: str | None = None, stream: TextIO | None = None, every: float = 30.0) -> Any:
-    """A tqdm bar on a terminal, else a ``LineProgress`` writing a line every ``every`` seconds."""
+    """A tqdm bar on a terminal or in a Jupyter notebook, else a ``LineProgress`` writing a line
+    every ``every`` seconds (a log)."""
     stream = stream if stream is not None else sys.stderr
-    if on_terminal(stream):
+    if on_terminal(stream) or in_notebook(stream):
         from tqdm import tqdm
 
         extra = {"bar_format": bar_format} if bar_format else {}

@@ -22,6 +22,18 @@ def test_a_terminal_gets_a_bar_and_a_log_gets_lines():
     assert isinstance(progress_bar(10, "eval", stream=io.StringIO()), LineProgress)
 
 
+def test_a_notebook_gets_a_bar_though_its_output_is_no_terminal():
+    from tqdm import tqdm
+
+    notebook_stream = type("OutStream", (io.StringIO,), {"__module__": "ipykernel.iostream"})()
+    assert not notebook_stream.isatty()  # as Jupyter's stderr says; once: a line every 30 s
+    bar = progress_bar(10, "eval", stream=notebook_stream)
+    assert isinstance(bar, tqdm)
+    bar.update(10)
+    bar.close()
+    assert "10/10" in notebook_stream.getvalue()
+
+
 def test_lines_come_at_most_every_so_often_and_once_at_the_end():
     log = io.StringIO()
     bar = LineProgress(400, "random vs race", stream=log, every=3600)
