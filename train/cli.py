@@ -979,7 +979,7 @@ def build_parser() -> argparse.ArgumentParser:
     _match_options(ev, "print one JSON object as the last line")
     ev.add_argument("--records", metavar="FILE", type=_TEXT,
                     help="also write every game's record to FILE, one JSON line per game (players, opening roll, "
-                         "each ply's dice and moves, result)")
+                         "each ply's dice and moves, result), when the match ends; an existing FILE is replaced")
     ev.set_defaults(func=_cmd_eval)
 
     ld = sub.add_parser("ladder", help="round robin between players, with ratings",
