@@ -342,15 +342,18 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
             if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
-def _unpicklable(value: Any, where: str = "") -> str:
+def _unpicklable(value: Any, where: str = "", seen: frozenset[int] = frozenset()) -> str:
     """The type of what pickle cannot write in ``value``, with where it sits in its dicts and lists
     (``function at ['fn']``): a dict of settings is not itself the trouble."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
+    seen = seen | {id(value)}
     for key, item in items:
+        if id(item) in seen:  # a dict holding itself: pickle writes that; look at the rest
+            continue
         try:
             pickle.dumps(item)
         except Exception:  # whatever pickling raises: this item is the one
-            return _unpicklable(item, f"{where}[{key!r}]")
+            return _unpicklable(item, f"{where}[{key!r}]", seen)
     return type(value).__name__ + (f" at {where}" if where else "")
 
 

@@ -130,10 +130,10 @@ class Afterstates(NamedTuple):
 
     def __repr__(self) -> str:
         """A summary (the arrays printed in full would fill a screen): positions, results, counts."""
-        counts = self.counts().tolist()
+        counts = np.diff(self.offsets).tolist()  # np.diff and np.shape: a repr that works on lists too
         shown = ", ".join(map(str, counts[:8])) + (", ..." if len(counts) > 8 else "")
         return (f"Afterstates({len(counts)} position{'s' if len(counts) != 1 else ''}, "
-                f"{self.states.shape[0]} results; per position [{shown}])")
+                f"{np.shape(self.states)[0]} results; per position [{shown}])")
 
 
 def initial_states(n: int = 1) -> np.ndarray:

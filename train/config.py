@@ -224,7 +224,7 @@ class TrainConfig:
             if expected in ("float",) and (isinstance(value, bool) or not isinstance(value, int | float)):
                 raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
             if expected == "str" and not isinstance(value, str):
-                quoted = f" (quote it: {key}: '{value}')" if isinstance(value, int | float) else ""
+                quoted = " (it is text: quote it in a YAML file)" if isinstance(value, int | float) else ""
                 raise ConfigError(f"{where}: {key} must be a string, got {value!r}{quoted}")
             clean[key] = value
         try:
@@ -331,14 +331,19 @@ def parse_overrides(pairs: list[str] | None) -> dict[str, Any]:
         if key in out:
             raise ConfigError(f"--set {key} is given twice ({written[key]!r}, then {value.strip()!r}): "
                               "give each setting once")
-        try:
-            parsed = yaml.load(value, Loader=_UniqueKeyLoader)  # a SafeLoader
-        except yaml.YAMLError as exc:
-            if isinstance(exc, yaml.constructor.ConstructorError):  # 010, a key twice: say why
+        if key in texts:  # name=2024, name=12:30, name=run #1: the text as written, less quotes around it
+            text = value.strip()
+            unquoted = text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" else text
+            parsed = unquoted or None
+        else:
+            try:
+                parsed = yaml.load(value, Loader=_UniqueKeyLoader)  # a SafeLoader
+            except yaml.constructor.ConstructorError as exc:  # 010, a key twice: say why
                 raise ConfigError(f"--set {key}: {exc.problem}") from None
-            parsed = value  # not YAML: the config check says what the key needs
-        if key in texts and not isinstance(parsed, str):
-            parsed = value.strip() or None  # name=2024: the text 2024
+            except yaml.YAMLError:
+                parsed = value  # not YAML: the config check says what the key needs
+            except ValueError as exc:  # PyYAML's own date check: 2024-13-45
+                raise ConfigError(f"--set {key}: {value.strip()!r} is no value YAML can read ({exc})") from None
         if parsed is None:
             raise ConfigError(f"--set {pair.strip()!r}: {key} needs a value")
         out[key], written[key] = parsed, value.strip()
@@ -388,6 +393,8 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): "
                               "is it a YAML config?") from None
+        except ValueError as exc:  # PyYAML's own date check (2024-13-45) raises no YAMLError
+            raise ConfigError(f"{path} holds a value YAML cannot read: {exc}") from None
         if loaded is None:  # an empty file (or comments only): a truncated copy, a wrong file
             raise ConfigError(f"{path} holds no settings (it is empty, or comments only); a config gives the "
                               "settings it changes, and {} on its own line takes every default "

@@ -22,6 +22,7 @@ TensorBoard events under ``tb/`` and ``eval.jsonl``, and ``.lock``: while a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -34,6 +35,7 @@ import socket
 import sys
 import threading
 import time
+import weakref
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -224,7 +226,6 @@ class Trainer:
         self.address = address
         self.progress = progress
         self.rules = config.rules_obj
-        self._torch_threads: int | None = None  # the process's own count while the learner holds one
         torch.manual_seed(config.seed)
         self.network = TDNetwork(config.hidden)
         self.optimizer = torch.optim.Adam(self.network.parameters(), lr=config.lr)
@@ -295,12 +296,19 @@ class Trainer:
         self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
         self._take_one_thread()  # last: a Trainer refused above leaves the process as it was
 
+    # The Trainers holding torch at one thread (weakly: one dropped unclosed lets go too), and the
+    # process's own count, given back by the last to close.
+    _threads_held: weakref.WeakSet[Trainer] = weakref.WeakSet()
+    _threads_before = 1
+
     def _take_one_thread(self) -> None:
         """One torch thread for the learner while the run is open (the actors have the other CPUs);
-        close() gives the process back its own count."""
-        if self._torch_threads is None:
-            self._torch_threads = torch.get_num_threads()
-            torch.set_num_threads(1)
+        when the last open Trainer closes, the process gets its own count back."""
+        if self not in Trainer._threads_held:
+            if not Trainer._threads_held:
+                Trainer._threads_before = torch.get_num_threads()
+            Trainer._threads_held.add(self)
+        torch.set_num_threads(1)
 
     def _make_run_dir(self) -> None:
         """A new run's folder and config.json, written once the run is sure to start."""
@@ -353,10 +361,10 @@ class Trainer:
             self._writer = None
         runlock.release(getattr(self, "_lock", None))
         self._lock = None
-        threads = getattr(self, "_torch_threads", None)
-        if threads is not None:
-            torch.set_num_threads(threads)
-            self._torch_threads = None
+        if self in Trainer._threads_held:
+            Trainer._threads_held.discard(self)
+            if not Trainer._threads_held:
+                torch.set_num_threads(Trainer._threads_before)
 
     def __enter__(self) -> Trainer:
         return self
@@ -1254,7 +1262,8 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     from train.config import check_run_name, number_from_text, unknown_keys
 
     current = config.to_dict()
-    changes = {k: number_from_text(v) for k, v in changes.items()}  # --set lr=1e-3 is the number
+    numeric = {f.name for f in dataclasses.fields(TrainConfig) if f.type in ("int", "float")}
+    changes = {k: number_from_text(v) if k in numeric else v for k, v in changes.items()}  # lr=1e-3: the number
     unknown = sorted(k for k in changes if k not in current)
     if unknown:
         raise TrainError(f"{unknown_keys(unknown, set(current))}; --resume can change {', '.join(RESUMABLE_KEYS)}")

@@ -77,6 +77,14 @@ def test_a_checkpoint_that_does_not_fit_on_the_disk_leaves_nothing_behind(tmp_pa
     assert not path.exists() and list(tmp_path.iterdir()) == []  # no half-written file
 
 
+def _holding_itself() -> dict:
+    """A dict that holds itself (pickle writes that) and a function (pickle does not)."""
+    d: dict = {}
+    d["self"] = d
+    d["fn"] = lambda: 0
+    return d
+
+
 def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_is_replaced(tmp_path):
     import numpy as np
     import torch
@@ -99,7 +107,8 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
                         ({"gen": (c for c in "ab")}, "'gen' (generator, which cannot be pickled)"),
                         # Inside the dicts and lists a trainer stores: the culprit, not the dict, is named.
                         ({"config": {"lr": 0.1, "fn": lambda: 0}}, "'config' (function at ['fn'], which cannot"),
-                        ({"log": [1, {"g": (c for c in "ab")}]}, "'log' (generator at [1]['g'], which cannot")):
+                        ({"log": [1, {"g": (c for c in "ab")}]}, "'log' (generator at [1]['g'], which cannot"),
+                        ({"loop": _holding_itself()}, "'loop' (function at ['fn'], which cannot")):
         with pytest.raises(ValueError, match="objects other than tensors") as caught:
             save_checkpoint(path, TDNetwork([8]), **extra)
         assert kind in str(caught.value)

@@ -231,6 +231,12 @@ def test_yaml_11_octal_and_base_60_numbers_are_refused_not_read_as_other_numbers
         load_config(tmp_path / "c.yaml")
 
 
+def test_a_date_yaml_cannot_read_is_a_config_error_not_a_traceback(tmp_path):
+    (tmp_path / "c.yaml").write_text("name: 2024-13-45\n")
+    with pytest.raises(ConfigError, match="holds a value YAML cannot read: month must be in 1..12"):
+        load_config(tmp_path / "c.yaml")
+
+
 def test_plain_forms_of_numbers_still_read_as_written(tmp_path):
     (tmp_path / "c.yaml").write_text("total_games: 0x10\nseed: 0\nactors: -0\nlog_every_seconds: 0.5\n"
                                      "games_per_task: 1_000\nname: '010'\n")
@@ -245,7 +251,7 @@ def test_settings_that_cannot_work_are_refused_by_what_is_wrong(tmp_path):
     # config.json writes infinity as Infinity, which no config file then reads back.
     with pytest.raises(ConfigError, match="log_every_seconds: 0 or more, a finite number of seconds, got inf"):
         load_config(CONFIGS / "smoke.yaml", log_every_seconds=float("inf"))
-    with pytest.raises(ConfigError, match=r"name must be a string, got 2024 \(quote it: name: '2024'\)"):
+    with pytest.raises(ConfigError, match=r"name must be a string, got 2024 \(it is text: quote it in a YAML file\)"):
         load_config(CONFIGS / "smoke.yaml", name=2024)
 
 
@@ -262,8 +268,11 @@ def test_set_values_are_read_as_yaml_except_for_text_settings():
         "hidden": [64, 32], "lr": "1e-3", "rules": {"block_rule": "home"}, "actors": 1}
     # A run's name is text as written, even when YAML would read a number or a yes; quoted works too.
     for given, name in (("name=2024", "2024"), ("name=0.1", "0.1"), ("name=yes", "yes"), ("name='2024'", "2024"),
-                        ("name=a b ", "a b")):
+                        ("name=a b ", "a b"), ("name=12:30", "12:30"), ("name=010", "010"), ("name=!foo", "!foo"),
+                        ("name=run #1", "run #1"), ('name="x"', "x"), ("name=2024-13-45", "2024-13-45")):
         assert parse_overrides([given]) == {"name": name}
+    with pytest.raises(ConfigError, match=r"--set total_games: '2024-02-30' is no value YAML can read"):
+        parse_overrides(["total_games=2024-02-30"])  # once: a traceback
     for pairs, words in ((["lr=1e-3", "actors=1", "lr=2e-3"], "--set lr is given twice ('1e-3', then '2e-3')"),
                          (["lr=null"], "--set 'lr=null': lr needs a value"),
                          (["name="], "--set 'name=': name needs a value"),

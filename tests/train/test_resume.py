@@ -203,6 +203,7 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
         resume_with_changes(trainer.config, {"hidden": [8], "lr": 0.1})
     with pytest.raises(TrainError, match="total_games"):
         resume_with_changes(trainer.config, {"total_games": -1})
+    assert resume_with_changes(trainer.config, {"name": "1e5"}).name == "1e5"  # text, as a new run's name
     with pytest.raises(TrainError, match="name: a run name without a path in it"):  # its config.json would
         resume_with_changes(trainer.config, {"name": "x/y"})  # no longer load with --config
     with pytest.raises(TrainError, match=r"unknown key\(s\) \['total_gmes'\] \(did you mean: total_gmes -> total_games\?\)"):
@@ -297,14 +298,25 @@ def test_out_that_is_a_file_or_under_one_is_refused_clearly(tmp_path):
 
 
 def test_the_learner_holds_one_torch_thread_while_the_run_is_open_and_gives_it_back(tmp_path):
+    import gc
+
     import torch
 
+    gc.collect()  # Trainers other tests left unclosed let go of the thread count
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)  # a notebook's own count
         with Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False):
             assert torch.get_num_threads() == 1  # the actors have the other CPUs
         assert torch.get_num_threads() == 2  # once: one thread for the rest of the process
+        # Two open at once: the first to close leaves the other its one thread; the last gives back 2.
+        a = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "a", progress=False)
+        b = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "b", progress=False)
+        a.close()
+        assert torch.get_num_threads() == 1
+        b.close()
+        b.close()  # a second close changes nothing
+        assert torch.get_num_threads() == 2
         with pytest.raises(TrainError, match="nothing to resume"):  # refused: nothing changed
             Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "none", resume=True, progress=False)
         assert torch.get_num_threads() == 2
