@@ -24,6 +24,7 @@ import sys
 import sysconfig
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -142,12 +143,29 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
+_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], bool]] = weakref.WeakKeyDictionary()
+"""``_accepts``'s answers by callable (a bound method by its function): reading a signature costs
+more than an opponent's whole move in a single env."""
+
+
 def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
     """Whether ``fn`` takes the keyword ``name``: by name, or (``through_kwargs``) through ``**kwargs``.
 
     Read from the callable itself (as ``_check_called_as_choose`` reads it), so an adapter's own
     keywords count; a plain decorator, ``wrapper(*args, **kwargs)``, is looked through to what it
-    hands everything on to (``_passed_through_to``)."""
+    hands everything on to (``_passed_through_to``). Remembered per callable."""
+    owner = getattr(fn, "__func__", fn) if inspect.ismethod(fn) else fn  # a new bound method each access
+    try:
+        known = _ACCEPTS.setdefault(owner, {})
+    except TypeError:  # not weakly referable or not hashable: read each time
+        return _reads_accepts(fn, name, through_kwargs)
+    if (name, through_kwargs) not in known:
+        known[(name, through_kwargs)] = _reads_accepts(fn, name, through_kwargs)
+    return known[(name, through_kwargs)]
+
+
+def _reads_accepts(fn: Any, name: str, through_kwargs: bool) -> bool:
+    """``_accepts``, read from the signature."""
     seen: set[int] = set()
     while True:
         try:

@@ -535,3 +535,39 @@ def test_workers_load_warnings_meet_module_error_and_multi_category_filters_as_l
         warnings.filterwarnings("ignore", category=DeprecationWarning)  # it is one, here and from workers
         evaluate_module.evaluate(f"{tmp_path / 'multi.py'}:play", "random", 4, workers=2, chunk_pairs=1)
     assert not [w for w in caught if "two kinds" in str(w.message)]
+
+
+def test_a_players_signature_is_read_once_per_callable_not_every_move(monkeypatch):
+    """Reading a signature cost a fifth of a single env's step against random."""
+    import inspect
+
+    import numpy as np
+
+    from nardy_env import Color, initial_states, legal_afterstates
+    from nardy_env.players import choose_indices
+
+    read = []
+    signature = inspect.signature
+    monkeypatch.setattr(inspect, "signature", lambda fn, **kw: read.append(fn) or signature(fn, **kw))
+
+    class Colours:
+        def __init__(self):
+            self.seen = []
+
+        def choose(self, states, found, rng, colors=None):
+            self.seen.append(colors)
+            return np.zeros(len(states), dtype=np.int64)
+
+    class Plain:
+        def choose(self, states, found, rng):
+            return np.zeros(len(states), dtype=np.int64)
+
+    states = initial_states(1)
+    found = legal_afterstates(states, [[6, 5]])
+    colours = np.array([Color.WHITE])
+    first, second = Colours(), Colours()
+    for player in (first, second, first, Plain(), Plain()):
+        choose_indices(player, states, found, np.random.default_rng(0), colours)
+    assert [fn.__qualname__ for fn in read if getattr(fn, "__name__", "") == "choose"] == [
+        f"{Colours.__qualname__}.choose", f"{Plain.__qualname__}.choose"]  # once each, not once a move
+    assert first.seen == [colours, colours] and second.seen == [colours]  # the answer is still each one's own
