@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
 from ..notation import Color, parse_npn
+from ..players import Player
 from ..render import board_text
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
@@ -340,6 +341,17 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
         if self.render_mode == "human":
             self.render()
         return self._result()
+
+    @property
+    def opponent(self) -> Player | None:
+        """The player of the other side as loaded (a name given to ``opponent=`` becomes its
+        player object: its network can be refreshed in place); None in self-play."""
+        return self.batch.opponent
+
+    @property
+    def agent_color(self) -> Color | None:
+        """The agent's colour if fixed by ``agent_color=``; None: drawn per episode (or self-play)."""
+        return self.batch.agent_color
 
     def action_masks(self) -> np.ndarray:
         """bool ``[n_actions]``: the legal actions now (``info["action_mask"]`` as bools)."""

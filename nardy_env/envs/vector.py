@@ -13,6 +13,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates, is_whole
 from ..notation import Color
+from ..players import Player
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
@@ -195,7 +196,10 @@ class LongNardyVectorEnv(VectorEnv):
             raise ValueError(f"max_episode_steps must be None or an integer of at least 1, got {max_episode_steps!r}")
         num_envs = int(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            sync = (" (for 'human', one printed board per sub-env: gym.make_vec(..., vectorization_mode='sync'))"
+                    if render_mode == "human" else "")
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                             f"got {render_mode!r}{sync}")
         self.num_envs = num_envs
         self.rules = as_rules(rules)
         self.render_mode = render_mode
@@ -237,6 +241,17 @@ class LongNardyVectorEnv(VectorEnv):
             raise error.ClosedEnvironmentError(f"{what}() on a closed LongNardyVectorEnv")
         if not self._playable:
             raise error.ResetNeeded(f"call reset() before {what}(){failure_note(self)}")
+
+    @property
+    def opponent(self) -> Player | None:
+        """The player of the other side as loaded (a name given to ``opponent=`` becomes its
+        player object: its network can be refreshed in place); None in self-play."""
+        return self.batch.opponent
+
+    @property
+    def agent_color(self) -> Color | None:
+        """The agent's colour if fixed by ``agent_color=``; None: drawn per episode (or self-play)."""
+        return self.batch.agent_color
 
     def action_masks(self) -> np.ndarray:
         """bool ``[num_envs, n_actions]``: the legal actions of every sub-env now."""

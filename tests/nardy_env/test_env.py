@@ -520,3 +520,20 @@ def test_the_pictures_dice_are_greyed_only_once_played():
     assert greyed(checker.render()) > 100
     shipped = np.asarray(Image.open(Path(__file__).resolve().parents[2] / "docs" / "board.png").convert("RGB"))
     assert greyed(shipped) == 0
+
+
+def test_the_opponent_and_the_agents_colour_are_readable_through_wrappers():
+    from agents.bots import HeuristicBot
+
+    env = gym.make("LongNardy-v0", opponent="heuristic", agent_color="black")
+    assert isinstance(env.get_wrapper_attr("opponent"), HeuristicBot)  # a name, loaded: its object
+    assert env.get_wrapper_attr("agent_color") == Color.BLACK
+    mine = HeuristicBot()
+    assert gym.make("LongNardy-v0", opponent=mine).unwrapped.opponent is mine
+    self_play = gym.make("LongNardy-v0").unwrapped
+    assert self_play.opponent is None and self_play.agent_color is None
+    vec = gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point", opponent=mine,
+                       agent_color="white")
+    assert vec.opponent is mine and vec.agent_color == Color.WHITE
+    with pytest.raises(ValueError, match="vectorization_mode='sync'"):  # the native env draws no 'human' boards
+        gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
