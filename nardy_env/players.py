@@ -143,8 +143,8 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
-_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool], bool]] = weakref.WeakKeyDictionary()
-"""``_accepts``'s answers by callable (a bound method by its function): reading a signature costs
+_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool, bool, int, int], bool]] = weakref.WeakKeyDictionary()
+"""``_accepts``'s answers for plain functions and methods, by function: reading a signature costs
 more than an opponent's whole move in a single env."""
 
 
@@ -153,15 +153,21 @@ def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
 
     Read from the callable itself (as ``_check_called_as_choose`` reads it), so an adapter's own
     keywords count; a plain decorator, ``wrapper(*args, **kwargs)``, is looked through to what it
-    hands everything on to (``_passed_through_to``). Remembered per callable."""
-    owner = getattr(fn, "__func__", fn) if inspect.ismethod(fn) else fn  # a new bound method each access
-    try:
-        known = _ACCEPTS.setdefault(owner, {})
-    except TypeError:  # not weakly referable or not hashable: read each time
+    hands everything on to (``_passed_through_to``). Remembered for a function or a method (by its
+    function: a bound method is a new object at each access); other callables, whose answer may
+    change as what they wrap is swapped, are read each time."""
+    bound = inspect.ismethod(fn)
+    function = fn.__func__ if bound else fn
+    if not inspect.isfunction(function):
         return _reads_accepts(fn, name, through_kwargs)
-    if (name, through_kwargs) not in known:
-        known[(name, through_kwargs)] = _reads_accepts(fn, name, through_kwargs)
-    return known[(name, through_kwargs)]
+    known = _ACCEPTS.setdefault(function, {})  # functions compare and hash by identity
+    # A bound method's signature lacks self: its own answer; so has a function given a new
+    # __signature__ or __wrapped__ since.
+    key = (name, through_kwargs, bound, id(getattr(function, "__signature__", None)),
+           id(getattr(function, "__wrapped__", None)))
+    if key not in known:
+        known[key] = _reads_accepts(fn, name, through_kwargs)
+    return known[key]
 
 
 def _reads_accepts(fn: Any, name: str, through_kwargs: bool) -> bool:

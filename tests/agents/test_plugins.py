@@ -571,3 +571,36 @@ def test_a_players_signature_is_read_once_per_callable_not_every_move(monkeypatc
     assert [fn.__qualname__ for fn in read if getattr(fn, "__name__", "") == "choose"] == [
         f"{Colours.__qualname__}.choose", f"{Plain.__qualname__}.choose"]  # once each, not once a move
     assert first.seen == [colours, colours] and second.seen == [colours]  # the answer is still each one's own
+
+
+def test_what_an_adapter_wraps_is_read_again_when_it_is_swapped_and_a_method_is_read_as_bound():
+    from nardy_env.players import _accepts
+
+    def old(states, found, rng, colors=None):
+        return None
+
+    def new(states, found, rng):
+        return None
+
+    class Holder:  # refreshed in place, as docs/environments.md suggests for a frozen opponent
+        def __init__(self, inner):
+            self.__wrapped__ = inner
+
+        def __call__(self, *args, **kwargs):
+            return self.__wrapped__(*args, **kwargs)
+
+    holder = Holder(old)
+    assert _accepts(holder, "colors")
+    holder.__wrapped__ = new
+    assert not _accepts(holder, "colors")  # once: the first answer, and a colors= new cannot take
+
+    class Adapter:
+        def choose(self, *args, **kwargs):  # bound: (*args, **kwargs), a decorator's shape
+            return inner(*args, **kwargs)
+
+    def inner(states, found, rng):
+        return None
+
+    Adapter.choose.__wrapped__ = inner
+    assert _accepts(Adapter.choose, "colors")  # the plain function takes self too: an adapter's own keywords
+    assert not _accepts(Adapter().choose, "colors")  # bound: looked through to inner, which takes none
