@@ -342,19 +342,37 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
             if isinstance(t, torch.Tensor) and t.is_floating_point() and not bool(torch.isfinite(t).all())]
 
 
-def _unpicklable(value: Any, where: str = "", seen: frozenset[int] = frozenset()) -> str:
+def _unpicklable(value: Any) -> str:
     """The type of what pickle cannot write in ``value``, with where it sits in its dicts and lists
     (``function at ['fn']``): a dict of settings is not itself the trouble."""
+    found, _ = _find_unpicklable(value, "", frozenset())
+    return found or type(value).__name__
+
+
+def _find_unpicklable(value: Any, where: str, above: frozenset[int]) -> tuple[str | None, bool]:
+    """(what pickle cannot write inside ``value``, with where), or (None, whether ``value`` reaches
+    back to a container ``above`` it: one that fails only through such a loop is not the culprit)."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
-    seen = seen | {id(value)}
+    above = above | {id(value)}
+    loops = False
     for key, item in items:
-        if id(item) in seen:  # a dict holding itself: pickle writes that; look at the rest
+        if id(item) in above:  # a loop back up: pickle writes that
+            loops = True
             continue
         try:
             pickle.dumps(item)
-        except Exception:  # whatever pickling raises: this item is the one
-            return _unpicklable(item, f"{where}[{key!r}]", seen)
-    return type(value).__name__ + (f" at {where}" if where else "")
+            continue
+        except Exception:  # whatever pickling raises: this item, or something in it
+            pass
+        path = f"{where}[{key!r}]"
+        found, item_loops = _find_unpicklable(item, path, above)
+        if found:
+            return found, loops
+        if item_loops:  # it fails only through the loop: the culprit is elsewhere
+            loops = True
+            continue
+        return f"{type(item).__name__} at {path}", loops
+    return None, loops
 
 
 def _refused_type(value: Any) -> str | None:

@@ -344,9 +344,15 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
 
     @property
     def opponent(self) -> Player | None:
-        """The player of the other side as loaded (a name given to ``opponent=`` becomes its
-        player object: its network can be refreshed in place); None in self-play."""
+        """The player of the other side as loaded (a name given to ``opponent=`` becomes its player
+        object, a plain function a ``FunctionPlayer`` around it); None in self-play."""
         return self.batch.opponent
+
+    @opponent.setter
+    def opponent(self, value: Any) -> None:
+        raise AttributeError("an env's opponent is set when it is made (opponent=); refresh the player in place "
+                             "(load new weights into its network, or assign a CheckerPolicy's policy), or make "
+                             "a new env")
 
     @property
     def agent_color(self) -> Color | None:

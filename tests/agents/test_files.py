@@ -85,6 +85,14 @@ def _holding_itself() -> dict:
     return d
 
 
+def _ring() -> dict:
+    """A loop through two dicts (pickle writes that) beside a function (pickle does not)."""
+    a: dict = {}
+    a["b"] = {"a": a}
+    a["fn"] = lambda: 0
+    return a
+
+
 def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_is_replaced(tmp_path):
     import numpy as np
     import torch
@@ -108,7 +116,8 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
                         # Inside the dicts and lists a trainer stores: the culprit, not the dict, is named.
                         ({"config": {"lr": 0.1, "fn": lambda: 0}}, "'config' (function at ['fn'], which cannot"),
                         ({"log": [1, {"g": (c for c in "ab")}]}, "'log' (generator at [1]['g'], which cannot"),
-                        ({"loop": _holding_itself()}, "'loop' (function at ['fn'], which cannot")):
+                        ({"loop": _holding_itself()}, "'loop' (function at ['fn'], which cannot"),
+                        ({"ring": _ring()}, "'ring' (function at ['fn'], which cannot")):
         with pytest.raises(ValueError, match="objects other than tensors") as caught:
             save_checkpoint(path, TDNetwork([8]), **extra)
         assert kind in str(caught.value)

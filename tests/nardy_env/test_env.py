@@ -535,5 +535,11 @@ def test_the_opponent_and_the_agents_colour_are_readable_through_wrappers():
     vec = gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point", opponent=mine,
                        agent_color="white")
     assert vec.opponent is mine and vec.agent_color == Color.WHITE
+    for made in (env, vec):  # once silently set an attribute nothing read
+        with pytest.raises(AttributeError, match="opponent is set when it is made"):
+            made.unwrapped.opponent = HeuristicBot()
+    import copy
+
+    assert isinstance(copy.deepcopy(env).unwrapped.opponent, HeuristicBot)
     with pytest.raises(ValueError, match="vectorization_mode='sync'"):  # the native env draws no 'human' boards
         gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point", render_mode="human")
