@@ -586,6 +586,10 @@ def _cmd_hint(args: argparse.Namespace) -> int:
               "   of winning and losing after the play, win-mars and lose-mars the parts of them by mars;\n"
               "   the probabilities are the network's own (0-ply), so at ply 1 or more they need not add up\n"
               "   to the equity)")
+        searched = sum(e["ply"] > 0 for e in ranked)
+        if 0 < searched < len(ranked):  # the move filter's leftovers, valued at 0-ply
+            print(f"  (the best {searched} by 0-ply were searched; the rows at ply 0 below them were not, and\n"
+                  "   compare with each other only)")
     else:
         print(f"  (score: {player_name(player, args.player or 'the player')}'s own preference, higher is better; not points)")
     print(header)

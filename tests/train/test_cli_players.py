@@ -137,6 +137,15 @@ def test_hint_for_people_shows_a_ranked_table():
     assert "race's ranking of 1 legal play:" in out.stdout and "24/18 18/13" in out.stdout
 
 
+def test_hint_for_people_says_which_rows_the_move_filter_left_unsearched():
+    spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"  # 24 plays of 6-3
+    out = run("hint", spread, "6", "3", "--ply", "1", "--top", "8")
+    assert out.returncode == 0, out.stderr
+    assert "(the best 5 by 0-ply were searched; the rows at ply 0 below them were not" in out.stdout
+    out = run("hint", spread, "6", "3", "--ply", "0", "--top", "8")  # nothing searched: nothing to say
+    assert out.returncode == 0 and "were searched" not in out.stdout
+
+
 def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     script = "\n".join(["help", "nonsense", "99", "list", "1", "maybe", "undo", "1", "y"]
                        + ["1", "y"] * 3 + ["1", "resign", "n", "quit", "no", "resign", "y"]) + "\n"
