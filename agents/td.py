@@ -345,34 +345,34 @@ def _not_finite(weights: dict[str, Any]) -> list[str]:
 def _unpicklable(value: Any) -> str:
     """The type of what pickle cannot write in ``value``, with where it sits in its dicts and lists
     (``function at ['fn']``): a dict of settings is not itself the trouble."""
-    found, _ = _find_unpicklable(value, "", frozenset())
-    return found or type(value).__name__
+    return _find_unpicklable(value, "", frozenset()) or type(value).__name__
 
 
-def _find_unpicklable(value: Any, where: str, above: frozenset[int]) -> tuple[str | None, bool]:
-    """(what pickle cannot write inside ``value``, with where), or (None, whether ``value`` reaches
-    back to a container ``above`` it: one that fails only through such a loop is not the culprit)."""
+def _find_unpicklable(value: Any, where: str, above: frozenset[int]) -> str | None:
+    """What pickle cannot write among ``value``'s items, with where, or None. Each item is tried
+    with the containers above it stood in for, so a loop back up is no failure of its own."""
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list | tuple) else ()
     above = above | {id(value)}
-    loops = False
     for key, item in items:
-        if id(item) in above:  # a loop back up: pickle writes that
-            loops = True
+        if id(item) in above or _pickles_apart_from(item, above):
             continue
-        try:
-            pickle.dumps(item)
-            continue
-        except Exception:  # whatever pickling raises: this item, or something in it
-            pass
         path = f"{where}[{key!r}]"
-        found, item_loops = _find_unpicklable(item, path, above)
-        if found:
-            return found, loops
-        if item_loops:  # it fails only through the loop: the culprit is elsewhere
-            loops = True
-            continue
-        return f"{type(item).__name__} at {path}", loops
-    return None, loops
+        return _find_unpicklable(item, path, above) or f"{type(item).__name__} at {path}"
+    return None
+
+
+def _pickles_apart_from(item: Any, above: frozenset[int]) -> bool:
+    """Whether pickle writes ``item`` when the objects ``above`` (by id) are written as references."""
+
+    class _Apart(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            return id(obj) if id(obj) in above else None
+
+    try:
+        _Apart(io.BytesIO()).dump(item)
+    except Exception:  # whatever pickling raises
+        return False
+    return True
 
 
 def _refused_type(value: Any) -> str | None:

@@ -143,7 +143,7 @@ class RandomPlayer:
         return (rng.random(counts.shape[0]) * counts).astype(np.int64)
 
 
-_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool, bool, int, int], bool]] = weakref.WeakKeyDictionary()
+_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, bool, bool], bool]] = weakref.WeakKeyDictionary()
 """``_accepts``'s answers for plain functions and methods, by function: reading a signature costs
 more than an opponent's whole move in a single env."""
 
@@ -153,18 +153,16 @@ def _accepts(fn: Any, name: str, through_kwargs: bool = True) -> bool:
 
     Read from the callable itself (as ``_check_called_as_choose`` reads it), so an adapter's own
     keywords count; a plain decorator, ``wrapper(*args, **kwargs)``, is looked through to what it
-    hands everything on to (``_passed_through_to``). Remembered for a function or a method (by its
-    function: a bound method is a new object at each access); other callables, whose answer may
-    change as what they wrap is swapped, are read each time."""
+    hands everything on to (``_passed_through_to``). Remembered for a plain function or method (by
+    its function: a bound method is a new object at each access); other callables, and functions
+    with a ``__wrapped__`` or ``__signature__`` (which may be swapped in place), are read each time."""
     bound = inspect.ismethod(fn)
     function = fn.__func__ if bound else fn
-    if not inspect.isfunction(function):
+    if (not inspect.isfunction(function) or hasattr(function, "__wrapped__")
+            or hasattr(function, "__signature__")):
         return _reads_accepts(fn, name, through_kwargs)
     known = _ACCEPTS.setdefault(function, {})  # functions compare and hash by identity
-    # A bound method's signature lacks self: its own answer; so has a function given a new
-    # __signature__ or __wrapped__ since.
-    key = (name, through_kwargs, bound, id(getattr(function, "__signature__", None)),
-           id(getattr(function, "__wrapped__", None)))
+    key = (name, through_kwargs, bound)  # a bound method's signature lacks self: its own answer
     if key not in known:
         known[key] = _reads_accepts(fn, name, through_kwargs)
     return known[key]

@@ -394,8 +394,9 @@ def load_config(path: str | Path | None, overrides_from: str = "overrides", **ov
             raise ConfigError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}): "
                               "is it a YAML config?") from None
         except ValueError as exc:  # PyYAML's own date check (2024-13-45) raises no YAMLError
-            raise ConfigError(f"{path} holds a value YAML cannot read: {exc} (a date YAML reads as one: "
-                              "quote it to mean text)") from None
+            dated = any(word in str(exc) for word in ("month", "day", "year"))
+            raise ConfigError(f"{path} holds a value YAML cannot read: {exc}"
+                              + (" (YAML reads it as a date: quote it to mean text)" if dated else "")) from None
         if loaded is None:  # an empty file (or comments only): a truncated copy, a wrong file
             raise ConfigError(f"{path} holds no settings (it is empty, or comments only); a config gives the "
                               "settings it changes, and {} on its own line takes every default "

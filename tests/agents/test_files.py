@@ -85,6 +85,17 @@ def _holding_itself() -> dict:
     return d
 
 
+def _counts_looping_back() -> dict:
+    """A dict holding a defaultdict of a lambda (pickle cannot write it) that holds the dict."""
+    import collections
+
+    d: dict = {}
+    counts: collections.defaultdict = collections.defaultdict(lambda: 0)
+    counts["up"] = d
+    d["counts"] = counts
+    return d
+
+
 def _ring() -> dict:
     """A loop through two dicts (pickle writes that) beside a function (pickle does not)."""
     a: dict = {}
@@ -117,7 +128,9 @@ def test_extra_data_a_checkpoint_could_not_load_is_refused_before_the_good_file_
                         ({"config": {"lr": 0.1, "fn": lambda: 0}}, "'config' (function at ['fn'], which cannot"),
                         ({"log": [1, {"g": (c for c in "ab")}]}, "'log' (generator at [1]['g'], which cannot"),
                         ({"loop": _holding_itself()}, "'loop' (function at ['fn'], which cannot"),
-                        ({"ring": _ring()}, "'ring' (function at ['fn'], which cannot")):
+                        ({"ring": _ring()}, "'ring' (function at ['fn'], which cannot"),
+                        # A container can be the culprit itself, loop or not: a defaultdict's factory.
+                        ({"stats": _counts_looping_back()}, "'stats' (defaultdict at ['counts'], which cannot")):
         with pytest.raises(ValueError, match="objects other than tensors") as caught:
             save_checkpoint(path, TDNetwork([8]), **extra)
         assert kind in str(caught.value)

@@ -574,6 +574,8 @@ def test_a_players_signature_is_read_once_per_callable_not_every_move(monkeypatc
 
 
 def test_what_an_adapter_wraps_is_read_again_when_it_is_swapped_and_a_method_is_read_as_bound():
+    import functools
+
     from nardy_env.players import _accepts
 
     def old(states, found, rng, colors=None):
@@ -593,6 +595,18 @@ def test_what_an_adapter_wraps_is_read_again_when_it_is_swapped_and_a_method_is_
     assert _accepts(holder, "colors")
     holder.__wrapped__ = new
     assert not _accepts(holder, "colors")  # once: the first answer, and a colors= new cannot take
+
+    @functools.wraps(holder)  # a timing decorator around the holder: the swap is deeper down
+    def timed(*args, **kwargs):
+        return holder(*args, **kwargs)
+
+    holder.__wrapped__ = old
+    assert _accepts(timed, "colors")
+    holder.__wrapped__ = new
+    assert not _accepts(timed, "colors")
+    for inner in (old, new, new, new):  # swaps of a function's __wrapped__: freed ids come back
+        timed.__wrapped__ = inner
+        assert _accepts(timed, "colors") == (inner is old)
 
     class Adapter:
         def choose(self, *args, **kwargs):  # bound: (*args, **kwargs), a decorator's shape
