@@ -129,6 +129,8 @@ class _ValueBot:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        """The afterstate of highest score for each position (``Player``); ties to the earliest in the
+        core's order, whatever the colours."""
         check_batch(states, found)
         # Ties to the core's (mover's-view) order whatever the colours: see the module's docstring.
         return segment_argmax(self.values(raw_positions(found.states)), found.offsets)
@@ -153,3 +155,4 @@ class HeuristicBot(_ValueBot):
 
 
 BOTS = {"race": RaceBot, "heuristic": HeuristicBot}
+"""The hand-written bots by name (``random`` is ``nardy_env.players.RandomPlayer``)."""

@@ -90,6 +90,7 @@ class RawFeatures(nn.Module):
         ]
 
     def forward(self, raw: torch.Tensor) -> torch.Tensor:
+        """Features ``[N, NUM_FEATURES]`` of raw positions ``[N, 50]``, as nardy_env.encoding computes them."""
         mine = raw[:, :_POINTS]
         theirs = raw[:, _POINTS:2 * _POINTS]
         mine_route = torch.roll((mine > 0).float(), -12, dims=1)

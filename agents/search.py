@@ -92,7 +92,7 @@ class SearchPlayer:
     your evaluator) as much as nardy's search: a failure mid-match names it in one line
     (``nardy_env.players.PlayerFailed``), not as a bug of nardy's."""
 
-    def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike = DEFAULT_RULES,
+    def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike | None = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
@@ -215,6 +215,8 @@ class SearchPlayer:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:
+        """The afterstate of highest equity at this player's ply for each position (``Player``); exact
+        ties go by ``colors`` as FORMATS.md says, else to the earliest in the core's order."""
         check_batch(states, found)
         ties = None if colors is None else results_rank(found.states, colors, found.offsets)
         return segment_argmax(self.evaluate(found, ties), found.offsets, ties)

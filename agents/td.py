@@ -32,6 +32,7 @@ __all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "TorchEvaluator", "save_check
            "load_checkpoint", "td_player", "file_sha256"]
 
 CHECKPOINT_FORMAT = "nardy-checkpoint/1"
+"""The ``format`` key of every checkpoint nardy writes; load_checkpoint refuses others."""
 
 
 class CheckpointError(ValueError):
@@ -58,6 +59,8 @@ class TorchEvaluator:
         return (x, f) if device.type == "cpu" else (x.to(device), f.to(device))  # a network on a GPU scores there
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
+        """float32 ``[N, 4]`` outcome probabilities [win, win mars, lose, lose mars] of raw positions
+        ``[N, 50]`` (FORMATS.md), checked as the exported policy checks them."""
         with torch.inference_mode():
             return self.network(*self._input(raw)).float().cpu().numpy()
 

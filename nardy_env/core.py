@@ -105,24 +105,29 @@ _RESULT_TAG = 255  # marks result entries in the shared hash table
 
 
 class StateError(ValueError):
-    """A state array that is not a legal position."""
+    """A state array that is not a legal position, or dice that are not a roll (integers 1..6)."""
+
+
+_AFTERSTATES_FIELDS = {
+    "states": "int8 ``[M, STATE_SIZE]``: afterstates from the mover's view (not flipped).",
+    "moves": "int8 ``[M, MAX_DICE_MOVES, 2]``: (from, to) personal points per single-die move, ``to = 0`` "
+             "for bearing off; rows past ``num_moves`` are zero.",
+    "num_moves": "int8 ``[M]``: single-die moves in each result's sequence (0 for a pass).",
+    "offsets": "int64 ``[B + 1]``: where each position's results start and end.",
+}
 
 
 class Afterstates(NamedTuple):
     """Every distinct afterstate of a batch of positions, as flat arrays.
 
-    Results of position ``i`` are rows ``offsets[i]:offsets[i + 1]``.
+    Results of position ``i`` are rows ``offsets[i]:offsets[i + 1]``; each field's docstring
+    (``help()`` lists them) gives its dtype, shape and layout.
     """
 
     states: np.ndarray
-    """int8 ``[M, STATE_SIZE]``: afterstates from the mover's view (not flipped)."""
     moves: np.ndarray
-    """int8 ``[M, MAX_DICE_MOVES, 2]``: (from, to) personal points per single-die
-    move, ``to = 0`` for bearing off; rows past ``num_moves`` are zero."""
     num_moves: np.ndarray
-    """int8 ``[M]``: single-die moves in each result's sequence (0 for a pass)."""
     offsets: np.ndarray
-    """int64 ``[B + 1]``: where each position's results start and end."""
 
     def counts(self) -> np.ndarray:
         """Number of results of each position."""
@@ -132,8 +137,13 @@ class Afterstates(NamedTuple):
         """A summary (the arrays printed in full would fill a screen): positions, results, counts."""
         counts = np.diff(self.offsets).tolist()  # np.diff and np.shape: a repr that works on lists too
         shown = ", ".join(map(str, counts[:8])) + (", ..." if len(counts) > 8 else "")
+        results = np.shape(self.states)[0]
         return (f"Afterstates({len(counts)} position{'s' if len(counts) != 1 else ''}, "
-                f"{np.shape(self.states)[0]} results; per position [{shown}])")
+                f"{results} result{'s' if results != 1 else ''}; per position [{shown}])")
+
+
+for _name, _doc in _AFTERSTATES_FIELDS.items():  # help() shows a field's own docstring, not "Alias for field"
+    getattr(Afterstates, _name).__doc__ = _doc
 
 
 def initial_states(n: int = 1) -> np.ndarray:
@@ -771,7 +781,7 @@ def available_cpus() -> int:
 def legal_afterstates(
     states: npt.ArrayLike,
     dice: npt.ArrayLike,
-    rules: RulesLike = DEFAULT_RULES,
+    rules: RulesLike | None = DEFAULT_RULES,
     *,
     validate: bool = True,
     threads: int | None = None,
@@ -802,7 +812,7 @@ def legal_afterstates(
     return _run(states, dice, ndice, heads_used, _turn_head_limit(states, dice, rules), rules, threads)
 
 
-def turn_head_limit(states: npt.ArrayLike, dice: npt.ArrayLike, rules: RulesLike = DEFAULT_RULES) -> np.ndarray:
+def turn_head_limit(states: npt.ArrayLike, dice: npt.ArrayLike, rules: RulesLike | None = DEFAULT_RULES) -> np.ndarray:
     """Checkers that may leave the head in a turn that starts now: 1, or 2 by the first-turn exception.
 
     The exception applies when all 15 checkers stand on the head (the player's
@@ -825,7 +835,7 @@ def legal_continuations(
     dice_left: npt.ArrayLike,
     heads_used: npt.ArrayLike,
     head_limit: npt.ArrayLike,
-    rules: RulesLike = DEFAULT_RULES,
+    rules: RulesLike | None = DEFAULT_RULES,
     *,
     validate: bool = True,
     threads: int | None = 1,

@@ -439,6 +439,7 @@ class FunctionPlayer:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
+        """The function's picks; ``colors`` and ``dice`` go to it only if it takes them."""
         given = {"colors": colors, "dice": dice}
         return self._fn(states, found, rng, **{name: given[name] for name in self._takes})
 

@@ -18,16 +18,17 @@ __all__ = ["play_random_games", "bench_core"]
 def play_random_games(
     n: int,
     rng: np.random.Generator,
-    rules: RulesLike = DEFAULT_RULES,
+    rules: RulesLike | None = DEFAULT_RULES,
     threads: int | None = None,
     batch: int = 4096,
 ) -> dict[str, Any]:
     """Play ``n`` games, each turn uniform over the legal afterstates.
 
     Games run in lockstep batches of ``batch``: one core call per ply for every
-    unfinished game. Returns counts: games, positions (turns generated),
-    results (afterstates listed), the largest result count seen, and points
-    won by the first player.
+    unfinished game. Returns counts: ``positions`` (turns generated),
+    ``results`` (afterstates listed), ``max_results`` (the largest result count
+    seen), ``mars`` (games won by mars) and ``first_player_points`` (points won
+    by the side that moved first).
     """
     rules = as_rules(rules)
     positions = results = 0
@@ -67,7 +68,7 @@ def play_random_games(
     }
 
 
-def bench_core(games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
+def bench_core(games: int, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
     """Time ``play_random_games`` (after a warm-up that compiles the core)."""
     rules = as_rules(rules)
     play_random_games(8, np.random.default_rng(seed + 1), rules, threads)
@@ -105,7 +106,7 @@ def _sample_legal(mask: np.ndarray, rng: np.random.Generator, prefix: bool) -> n
 
 
 def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: int = 0,
-              rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
+              rules: RulesLike | None = DEFAULT_RULES) -> dict[str, Any]:
     """Random legal play through ``gymnasium.make_vec("LongNardy-v0", ...)`` (``nardy bench --env``).
 
     One native vector env of ``num_envs`` sub-envs (self-play); every step each
@@ -159,7 +160,7 @@ __all__ += ["bench_env"]
 
 
 def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
-                 rules: RulesLike = DEFAULT_RULES) -> list[dict[str, Any]]:
+                 rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision (``nardy bench --search``).
 
     Decisions are taken on positions from games of the player against itself,

@@ -39,7 +39,8 @@ from nardy_env.players import (
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
-__all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize"]
+__all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize", "elo_ratings", "MAX_SEED",
+           "GAMES_PER_WORKER"]
 
 _DICE_BLOCK = 128
 _MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
@@ -90,7 +91,7 @@ class _PairDice:
 
 
 def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[int], seed: int,
-               rules: RulesLike = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
+               rules: RulesLike | None = DEFAULT_RULES, on_games_done: Callable[[int], None] | None = None,
                threads: int | None = None, records: bool = False) -> dict[str, Any]:
     """Play each pair's two games (A white, then A black) in lockstep.
 
@@ -215,6 +216,7 @@ class MatchResult:
                 f"{s['win_rate']:.1%} [{win_low:.1%}, {win_high:.1%}]; .summary() for the rest)")
 
     def summary(self) -> dict[str, Any]:
+        """The match as ``nardy eval --json`` prints it (docs/agents.md lists the keys)."""
         out = summarize(self.player_a, self.player_b, self.points_a, self.plies, self.seed)
         out["rules"] = self.rules
         out["chunk_pairs"] = self.chunk_pairs
@@ -458,7 +460,7 @@ def _check_seed(seed: Any) -> None:
 
 @saying_once()  # one scope a call (or the command's): its matches load the players again
 def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int = 0,
-             rules: RulesLike = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
+             rules: RulesLike | None = DEFAULT_RULES, workers: int | None = None, progress: bool = False,
              chunk_pairs: int | None = None, records: bool = False) -> MatchResult:
     """Play ``games`` games (an even number, 2 or more: ``games // 2`` pairs) of A against B with
     paired dice, the dice from ``seed`` (0 to 2**32 - 1, ``MAX_SEED``). Players are names, player objects or plain
@@ -586,7 +588,7 @@ def _progress(total: int, desc: str, enabled: bool):
 
 
 @saying_once()
-def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES,
+def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES,
            workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.
 

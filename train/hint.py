@@ -68,7 +68,7 @@ def _equities(player: Any, found: Any) -> np.ndarray:
     return values
 
 
-def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike = DEFAULT_RULES) -> list[dict[str, Any]]:
+def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Every legal play, best first by ``player``'s evaluation.
 
     Each entry: ``result`` (NPN, other side to move), ``equity`` (cubeless

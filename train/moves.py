@@ -63,7 +63,7 @@ def parse_live_npn(npn: str) -> tuple[np.ndarray, Color]:
     return state, side
 
 
-def legal_plays(npn: str, dice: Sequence[int], rules: RulesLike = DEFAULT_RULES) -> list[Play]:
+def legal_plays(npn: str, dice: Sequence[int], rules: RulesLike | None = DEFAULT_RULES) -> list[Play]:
     """Every distinct legal end of turn, sorted by its NPN string.
 
     Each play: ``{"moves": [[from, to], ...], "result": NPN}`` in common point
@@ -100,7 +100,7 @@ def _stream_option(key: str) -> str | None:
                 None)
 
 
-def moves_record(line: str, rules: RulesLike = DEFAULT_RULES) -> dict[str, Any]:
+def moves_record(line: str, rules: RulesLike | None = DEFAULT_RULES) -> dict[str, Any]:
     """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
     try:
         request = json.loads(line)

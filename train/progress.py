@@ -60,17 +60,21 @@ class LineProgress:
         self._shown = initial
 
     def update(self, n: int = 1) -> None:
+        """Count ``n`` more; a line if ``every`` seconds have passed."""
         self.n += n
         if time.monotonic() - self._last >= self.every:
             self._line()
 
     def set_postfix(self, postfix: dict[str, Any] | None = None, **more: Any) -> None:
+        """What the next lines end with (``key=value``, as tqdm's)."""
         self._postfix = {**(postfix or {}), **more}
 
     def write(self, text: str) -> None:
+        """A message on a line of its own."""
         print(text, file=self.stream, flush=True)
 
     def close(self) -> None:
+        """The last line, if anything was counted since the one before."""
         if self.n != self._shown:
             self._line()
 

@@ -103,6 +103,7 @@ class SelfPlayWorker:
         self.games_played = 0
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
+        """Load the network's weights (a state dict of numpy arrays, as the trainer publishes them)."""
         self.network.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in weights.items()})
 
     def _outcomes(self, states: np.ndarray) -> np.ndarray:

@@ -630,10 +630,12 @@ class Trainer:
         return min(1.0, max(0.0, (self.games - start) / max(total - start, 1)))
 
     def epsilon(self, total_games: int | None = None) -> float:
+        """Exploration now: linear in games played from the segment's start to ``epsilon_final``."""
         start = self.schedule["epsilon"]
         return start + (self.config.epsilon_final - start) * self._fraction(total_games)
 
     def learning_rate(self, total_games: int | None = None) -> float:
+        """Learning rate now: linear in games played from the segment's start to ``lr_final``."""
         start = self.schedule["lr"]
         return start + (self.config.lr_final - start) * self._fraction(total_games)
 

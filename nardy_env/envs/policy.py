@@ -55,7 +55,7 @@ class CheckerPolicy:
     """Its moves are listed under its ``rules``: ``load_player`` refuses it for a game under others."""
 
     def __init__(self, policy: Callable[..., Any], obs_mode: str = "raw",
-                 rules: RulesLike = DEFAULT_RULES, name: str | None = None) -> None:
+                 rules: RulesLike | None = DEFAULT_RULES, name: str | None = None) -> None:
         if not callable(policy):
             raise TypeError(f"policy must be a function (observations, masks) -> actions, got {type(policy).__name__}")
         if obs_mode not in OBS_MODES:
@@ -71,6 +71,8 @@ class CheckerPolicy:
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None, dice: np.ndarray | None = None) -> np.ndarray:
+        """The turn the policy plays checker by checker from each position with its ``dice`` (needed),
+        as the index of that turn's afterstate (``Player``)."""
         if dice is None:
             raise ValueError(f"{self.name}: a checker-mode policy needs each position's dice; call it through "
                              "nardy_env.players.choose_indices(..., dice=) as evaluation, the env and play do")

@@ -313,5 +313,6 @@ def test_afterstates_print_as_a_summary_not_their_arrays():
     assert text == f"Afterstates(10 positions, {found.states.shape[0]} results; per position [2, 2, 2, 2, 2, 2, 2, 2, ...])"
     assert repr(legal_afterstates(initial_states(1), [[3, 3]])) == "Afterstates(1 position, 2 results; per position [2])"
     assert repr(Afterstates([], [], [], [0])) == "Afterstates(0 positions, 0 results; per position [])"  # lists too
+    assert repr(legal_afterstates(initial_states(1), [[6, 5]])) == "Afterstates(1 position, 1 result; per position [1])"
     states, moves, num_moves, offsets = found  # still the named tuple it was
     assert offsets.tolist() == list(range(0, 21, 2))
