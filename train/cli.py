@@ -33,18 +33,18 @@ def _asked_rules(text: str | None):
     if text is None:
         return None
     if not text.strip():
-        _usage_error("nardy: --rules is empty; give rule variants as JSON, e.g. '{\"block_rule\": \"home\"}', "
+        _usage_error(f"{_WHO}: --rules is empty; give rule variants as JSON, e.g. '{{\"block_rule\": \"home\"}}', "
                      "or leave it out")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        _usage_error(f"nardy: --rules is not valid JSON: {exc.msg}")
+        _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg}")
     if not isinstance(data, dict):
-        _usage_error("nardy: --rules must be a JSON object of variant keys")
+        _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
     try:
         return Rules.from_dict(data)
     except (RulesError, TypeError) as exc:
-        _usage_error(f"nardy: --rules: {exc}")
+        _usage_error(f"{_WHO}: --rules: {exc}")
 
 
 MAX_LINE = 1 << 20
@@ -314,9 +314,9 @@ def _load_players_or_exit(specs, rules) -> list:
         try:
             players.append(load_saying_once(spec, rules))
         except (PlayerNotFound, ValueError) as exc:
-            _usage_error(f"nardy: {exc}")
+            _usage_error(f"{_WHO}: {exc}")
         except OSError as exc:  # a file that is there but cannot be read: not a usage error
-            raise SystemExit(printable(f"nardy: {exc}")) from None
+            raise SystemExit(printable(f"{_WHO}: {exc}")) from None
     return players
 
 
@@ -515,26 +515,26 @@ def _named_hint_player(args: argparse.Namespace, rules):
     from train.hint import default_player_spec
 
     if args.policy and args.player:
-        _usage_error(f"nardy: give one player: --policy {args.policy} or --player {args.player}, not both")
+        _usage_error(f"{_WHO}: give one player: --policy {args.policy} or --player {args.player}, not both")
     spec = args.policy or args.player
     if not spec:
         spec = default_player_spec()
         if spec == "heuristic":  # an installed package without the repository's checkpoints/
             from agents.registry import SHIPPED_PLAYER
 
-            print(f"nardy: no shipped player in this installation ({SHIPPED_PLAYER} comes with a clone of "
+            print(f"{_WHO}: no shipped player in this installation ({SHIPPED_PLAYER} comes with a clone of "
                   "the repository and with nardy's wheel): the heuristic bot plays instead; name a player to choose another",
                   file=sys.stderr)
     try:
         base, ply = split_ply(spec)
     except ValueError as exc:  # a negative depth, say
-        _usage_error(f"nardy: {exc}")
+        _usage_error(f"{_WHO}: {exc}")
     if args.ply is not None and base != spec and args.ply != ply:
-        _usage_error(f"nardy: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
+        _usage_error(f"{_WHO}: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
         if args.ply and (_is_bot(base) or _own_file(base)):
             what = "a bot" if _is_bot(base) else "your own player"
-            _usage_error(f"nardy: --ply {args.ply}: {base} is {what} and does not search; "
+            _usage_error(f"{_WHO}: --ply {args.ply}: {base} is {what} and does not search; "
                          "search needs a network player (a run, checkpoint or exported folder)")
         ply = args.ply
     if args.policy:
@@ -543,14 +543,14 @@ def _named_hint_player(args: argparse.Namespace, rules):
         try:
             load_policy(base)  # the exported-policy loader's own, precise errors
         except PolicyError as exc:
-            _usage_error(f"nardy: --policy: {exc}")
+            _usage_error(f"{_WHO}: --policy: {exc}")
     named = f"{base}@{ply}" if ply else base
     try:
         return named, load_player(named, rules)
     except (PlayerNotFound, ValueError) as exc:
-        _usage_error(f"nardy: {exc}")
+        _usage_error(f"{_WHO}: {exc}")
     except OSError as exc:  # a file that is there but cannot be read: not a usage error
-        raise SystemExit(printable(f"nardy: {exc}")) from None
+        raise SystemExit(printable(f"{_WHO}: {exc}")) from None
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
@@ -1076,7 +1076,7 @@ _OWN = tuple(os.sep + name + os.sep for name in ("nardy_env", "agents", "train")
 
 def _plain_warnings(show):
     """A ``warnings.showwarning`` that prints nardy's own user warnings as one plain line
-    ("nardy: warning: ..."), and hands every other warning to ``show`` unchanged."""
+    ("nardy COMMAND: warning: ..."), and hands every other warning to ``show`` unchanged."""
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
         if not (issubclass(category, UserWarning) and any(part in filename for part in _OWN)):
             show(message, category, filename, lineno, file, line)
@@ -1085,7 +1085,7 @@ def _plain_warnings(show):
         if stream is None:
             return
         try:
-            stream.write(printable(f"nardy: warning: {message}") + "\n")
+            stream.write(printable(f"{_WHO}: warning: {message}") + "\n")
         except OSError:
             pass
 
@@ -1109,6 +1109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _plain_warnings(warnings.showwarning)
             return _main(argv)
     finally:
+        global _WHO
+        _WHO = "nardy"  # for what is said outside a command (a test calling main again)
         if escaping:
             sys.stdout.reconfigure(errors=errors)  # type: ignore[union-attr]
 
@@ -1122,9 +1124,15 @@ def _npn_args_kept_positional(argv: Sequence[str]) -> list[str]:
     return [f" {a}" if _NPN_ARG.match(a) else a for a in argv]
 
 
+_WHO = "nardy"
+"""Who speaks in messages: ``nardy <command>`` once the command is known."""
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    global _WHO
     parser = build_parser()
     args = parser.parse_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
+    _WHO = f"nardy {args.command}" if getattr(args, "command", None) else "nardy"
     if isinstance(getattr(args, "position", None), str):
         args.position = args.position.strip()
     # SIGTERM (a job scheduler's time limit, kill) unwinds like Ctrl-C, so that a match stops
@@ -1136,7 +1144,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except Terminated:
-        print("\nnardy: terminated", file=sys.stderr)
+        print(f"\n{_WHO}: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:
         # The reader went away (``nardy ... | head``): stop quietly, as Unix tools do.
@@ -1144,7 +1152,7 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        print("\nnardy: interrupted", file=sys.stderr)
+        print(f"\n{_WHO}: interrupted", file=sys.stderr)
         return 130
     except ValueError as exc:
         # A player that failed while playing (its code raised, or it answered with no legal
@@ -1163,7 +1171,7 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # what is still buffered would fail again at exit
-        _complain(f"nardy: a write failed: {exc.strerror}")
+        _complain(f"{_WHO}: a write failed: {exc.strerror}")
         return 1
     except SystemError as exc:
         # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError
@@ -1171,7 +1179,7 @@ def _main(argv: Sequence[str] | None) -> int:
         cause = _interruption_behind(exc)
         if cause is None:
             raise
-        print(f"\nnardy: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}", file=sys.stderr)
+        print(f"\n{_WHO}: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}", file=sys.stderr)
         return 143 if isinstance(cause, Terminated) else 130
     finally:
         if main_thread and previous is not None:  # None: a handler set from C, which Python cannot put back

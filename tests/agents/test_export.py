@@ -616,7 +616,7 @@ def test_bad_policy_folder_gives_a_clear_cli_error(exported, tmp_path):
     folder = _with_json(exported, tmp_path, format="something-else")
     out = _run_without_torch(tmp_path, "-m", "train.cli", "hint", "--policy", str(folder), START_NPN, "6", "5")
     assert out.returncode != 0
-    assert "nardy: " in out.stderr and "this code reads 'nardy-policy/1'" in out.stderr
+    assert "nardy hint: " in out.stderr and "this code reads 'nardy-policy/1'" in out.stderr
 
 
 def test_frontend_example_plays_a_game_to_the_end_without_torch(exported, tmp_path):

@@ -455,7 +455,7 @@ def test_sigterm_stops_a_match_and_its_worker_processes():
         assert len(workers) == 2, "the match did not start its two workers"
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-        assert proc.returncode == 143 and "nardy: terminated" in err, err
+        assert proc.returncode == 143 and "nardy eval: terminated" in err, err
         deadline = time.time() + 10
         while time.time() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
             time.sleep(0.2)
@@ -673,8 +673,8 @@ def test_an_interruption_inside_compiled_code_exits_as_an_interruption(monkeypat
                                   "set") from exc
         return command
 
-    for raised, code, said in ((KeyboardInterrupt(), 130, "nardy: interrupted"),
-                               (cli.Terminated(), 143, "nardy: terminated")):
+    for raised, code, said in ((KeyboardInterrupt(), 130, "nardy bench: interrupted"),
+                               (cli.Terminated(), 143, "nardy bench: terminated")):
         monkeypatch.setattr(cli, "_cmd_bench", compiled(raised))
         assert cli.main(["bench"]) == code
         err = capsys.readouterr().err
@@ -707,7 +707,7 @@ def test_output_on_a_full_disk_is_one_line_and_status_1():
                                  timeout=120)
         assert out.returncode == 1, (args, out.stderr)
         assert "Traceback" not in out.stderr and out.stderr.strip().endswith(
-            "nardy: a write failed: No space left on device"), (args, out.stderr)
+            f"nardy {args[0]}: a write failed: No space left on device"), (args, out.stderr)
 
 
 def test_an_error_that_is_not_a_failed_write_keeps_its_traceback(monkeypatch, capsys):

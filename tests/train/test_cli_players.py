@@ -358,13 +358,14 @@ def test_a_player_that_cannot_be_found_shows_the_plugin_warnings_that_may_say_wh
     (info / "entry_points.txt").write_text("[nardy.players]\nzzbroken = brokenplug_missing:resolve\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(tmp_path / "site"),
                                                                  os.environ.get("PYTHONPATH")) if p))
-    said = ("nardy: warning: nardy.players entry point 'zzbroken' (brokenplug_missing:resolve) failed to load "
+    said = ("warning: nardy.players entry point 'zzbroken' (brokenplug_missing:resolve) failed to load "
             "and is skipped: ModuleNotFoundError: No module named 'brokenplug_missing'")
     for args in (("eval", "crashy", "race", "--games", "2"), ("ladder", "race", "crashy", "--games", "2")):
         out = run(*args)
         assert out.returncode == 2 and "no player named 'crashy'" in out.stderr, out.stderr
-        assert out.stderr.count(said) == 1, out.stderr
+        assert out.stderr.count(said) == 1 and f"nardy {args[0]}: {said}" in out.stderr, out.stderr
         assert out.stderr.index(said) < out.stderr.index("no player named")
+        assert f"nardy {args[0]}: no player named 'crashy'" in out.stderr  # the command's name, as its own errors
     out = run("eval", "race", "random", "--games", "2", "--json")  # found: said once, by the match
     assert out.returncode == 0 and out.stderr.count(said) == 1, out.stderr
 
