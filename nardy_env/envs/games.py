@@ -63,6 +63,7 @@ __all__ = [
     "as_action",
     "as_actions",
     "GameBatch",
+    "OpponentView",
     "observation_bounds",
     "observe",
     "resolve_opponent",
@@ -523,3 +524,26 @@ def observe(states: np.ndarray, left: np.ndarray, heads: np.ndarray, obs_mode: s
     obs[:, position_size:position_size + NUM_FACES] = left
     obs[:, -1] = heads
     return obs
+
+
+class OpponentView:
+    """The ``opponent`` and ``agent_color`` of an env whose games are ``self.batch`` (read-only)."""
+
+    batch: GameBatch
+
+    @property
+    def opponent(self) -> Player | None:
+        """The player of the other side as loaded (a name given to ``opponent=`` becomes its player
+        object, a plain function a ``FunctionPlayer`` around it); None in self-play."""
+        return self.batch.opponent
+
+    @opponent.setter
+    def opponent(self, value: Any) -> None:
+        raise AttributeError("an env's opponent is set when it is made (opponent=); refresh the player in place "
+                             "(load new weights into its network, or assign a CheckerPolicy's policy), or make "
+                             "a new env")
+
+    @property
+    def agent_color(self) -> Color | None:
+        """The agent's colour if fixed by ``agent_color=``; None: drawn per episode (or self-play)."""
+        return self.batch.agent_color

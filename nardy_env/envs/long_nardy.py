@@ -13,12 +13,12 @@ from gymnasium import spaces
 
 from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
 from ..notation import Color, parse_npn
-from ..players import Player
 from ..render import board_text
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
 from .games import (
     GameBatch,
+    OpponentView,
     as_action,
     observation_bounds,
     resolve_color,
@@ -157,7 +157,7 @@ def start_presets(options: dict[str, Any] | None, n: int,
     }
 
 
-class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
+class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
     """Long Nardy (long backgammon), one game per episode.
 
     Two players race 15 checkers each around the 24 points in the same
@@ -341,23 +341,6 @@ class LongNardyEnv(gym.Env[np.ndarray, np.int64]):
         if self.render_mode == "human":
             self.render()
         return self._result()
-
-    @property
-    def opponent(self) -> Player | None:
-        """The player of the other side as loaded (a name given to ``opponent=`` becomes its player
-        object, a plain function a ``FunctionPlayer`` around it); None in self-play."""
-        return self.batch.opponent
-
-    @opponent.setter
-    def opponent(self, value: Any) -> None:
-        raise AttributeError("an env's opponent is set when it is made (opponent=); refresh the player in place "
-                             "(load new weights into its network, or assign a CheckerPolicy's policy), or make "
-                             "a new env")
-
-    @property
-    def agent_color(self) -> Color | None:
-        """The agent's colour if fixed by ``agent_color=``; None: drawn per episode (or self-play)."""
-        return self.batch.agent_color
 
     def action_masks(self) -> np.ndarray:
         """bool ``[n_actions]``: the legal actions now (``info["action_mask"]`` as bools)."""

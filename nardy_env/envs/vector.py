@@ -13,11 +13,11 @@ from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates, is_whole
 from ..notation import Color
-from ..players import Player
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
     GameBatch,
+    OpponentView,
     as_actions,
     observation_bounds,
     read_only,
@@ -89,7 +89,7 @@ def _reset_mask(mask: Any, n: int) -> np.ndarray | None:
 __all__ = ["LongNardyVectorEnv", "split_afterstates"]
 
 
-class LongNardyVectorEnv(VectorEnv):
+class LongNardyVectorEnv(OpponentView, VectorEnv):
     """``num_envs`` games of Long Nardy stepped together (``gymnasium.make_vec("LongNardy-v0", ...)``).
 
     Sub-env i behaves exactly like ``LongNardyEnv`` reset with seed ``seed + i``
@@ -241,23 +241,6 @@ class LongNardyVectorEnv(VectorEnv):
             raise error.ClosedEnvironmentError(f"{what}() on a closed LongNardyVectorEnv")
         if not self._playable:
             raise error.ResetNeeded(f"call reset() before {what}(){failure_note(self)}")
-
-    @property
-    def opponent(self) -> Player | None:
-        """The player of the other side as loaded (a name given to ``opponent=`` becomes its player
-        object, a plain function a ``FunctionPlayer`` around it); None in self-play."""
-        return self.batch.opponent
-
-    @opponent.setter
-    def opponent(self, value: Any) -> None:
-        raise AttributeError("an env's opponent is set when it is made (opponent=); refresh the player in place "
-                             "(load new weights into its network, or assign a CheckerPolicy's policy), or make "
-                             "a new env")
-
-    @property
-    def agent_color(self) -> Color | None:
-        """The agent's colour if fixed by ``agent_color=``; None: drawn per episode (or self-play)."""
-        return self.batch.agent_color
 
     def action_masks(self) -> np.ndarray:
         """bool ``[num_envs, n_actions]``: the legal actions of every sub-env now."""
