@@ -794,8 +794,9 @@ def legal_afterstates(
     A turn with no legal move has exactly one result: the unchanged position,
     with ``num_moves`` 0.
 
-    ``validate=False`` skips the input checks (for callers that pass only states
-    this module produced). ``threads``: how many threads share a large batch
+    ``validate=False`` skips the checks of the states' contents (for callers that
+    pass only states this module produced); shapes and the dice's range are still
+    checked, as the compiled code would read outside the arrays. ``threads``: how many threads share a large batch
     (default: the CPUs this process may use). A finished game (a side has
     borne off all 15) is rejected with StateError: it has no moves.
     """
@@ -807,6 +808,7 @@ def legal_afterstates(
     else:
         states = np.ascontiguousarray(states, dtype=np.int8)
         dice = np.ascontiguousarray(dice, dtype=np.int64)
+        _check_unchecked(states, dice)
     ndice = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2).astype(np.int64)
     heads_used = np.zeros(states.shape[0], dtype=np.int64)
     return _run(states, dice, ndice, heads_used, _turn_head_limit(states, dice, rules), rules, threads)
@@ -857,7 +859,8 @@ def legal_continuations(
     ``validate=False`` skips the input checks (for callers that pass only
     states and counters this module's own play produced, like the checker-mode
     env), and then every argument must be an array with one entry (row) per
-    position; ``threads`` as for ``legal_afterstates`` (default 1).
+    position (shapes, the dice's range and ``dice_left``'s are still checked);
+    ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
     if not validate:
@@ -894,6 +897,24 @@ def legal_continuations(
     return _run(states, dice, dice_left, heads_used, head_limit, rules, threads)
 
 
+def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray) -> None:
+    """What the compiled code needs even with ``validate=False``: each argument with a row per
+    position and dice 1..6 (it does not check bounds: a short array or a die of 0 or 9 would read
+    or write outside the arrays and could crash the interpreter). O(1) but for the dice's range."""
+    if states.ndim != 2 or states.shape[1] != STATE_SIZE:
+        raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(states.shape)}")
+    batch = states.shape[0]
+    if dice.shape != (batch, 2):
+        raise StateError(f"dice must have shape [{batch}, 2] to match the states, got {list(dice.shape)}")
+    if batch and (int(dice.min()) < 1 or int(dice.max()) > 6):
+        raise StateError(f"dice must be integers 1..6, got {dice[((dice < 1) | (dice > 6)).any(axis=1)][:1].tolist()}")
+    for name, arr in zip(("dice_left", "heads_used", "head_limit"), counters, strict=False):
+        if arr.shape != (batch,):
+            raise StateError(f"{name} must have one entry per position ({batch}), got shape {list(arr.shape)}")
+    if counters and batch and (int(counters[0].min()) < 1 or int(counters[0].max()) > MAX_DICE_MOVES):
+        raise StateError(f"dice_left must be 1..{MAX_DICE_MOVES}, got {int(counters[0].min())}..{int(counters[0].max())}")
+
+
 def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterstates:
     batch = states.shape[0]
     if threads is None:
@@ -907,6 +928,7 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     states, dice, ndice, heads_used, head_limit = (
         np.require(a, t, ["C", "W"]) for a, t in ((states, np.int8), (dice, np.int64), (ndice, np.int64),
                                                  (heads_used, np.int64), (head_limit, np.int64)))
+    _check_unchecked(states, dice, ndice, heads_used, head_limit)
 
     def part(lo: int, hi: int) -> Afterstates:
         args = (states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi], head_limit[lo:hi], rules.block_home,

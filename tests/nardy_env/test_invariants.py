@@ -125,6 +125,31 @@ def test_threads_do_not_change_results():
             assert (a == b).all()
 
 
+def test_unchecked_calls_still_refuse_what_would_read_outside_the_arrays():
+    # validate=False skips the checks of the contents, not of the shapes and the dice's range:
+    # the compiled code does not check bounds, and these crashed the interpreter (a segfault).
+    states = initial_states(600)
+    dice = np.full((600, 2), 3)
+    one = np.ones(600, dtype=np.int64)
+    with pytest.raises(StateError, match=r"dice must have shape \[600, 2\].*\[1, 2\]"):
+        legal_afterstates(states, [[6, 6]], validate=False)
+    with pytest.raises(StateError, match=r"states must have shape"):
+        legal_afterstates(states[:, :10], dice, validate=False)
+    for bad in (-2, 0, 7):
+        with pytest.raises(StateError, match=rf"dice must be integers 1..6, got \[\[{bad}, {bad}\]\]"):
+            legal_afterstates(states, np.full((600, 2), bad), validate=False)
+    with pytest.raises(StateError, match=r"dice_left must have one entry per position \(600\), got shape \[1\]"):
+        legal_continuations(states, dice, 4, 0, 1, validate=False)
+    with pytest.raises(StateError, match=r"head_limit must have one entry per position"):
+        legal_continuations(states, dice, 4 * one, 0 * one, one[:5], validate=False)
+    with pytest.raises(StateError, match=r"dice_left must be 1..4, got 9..9"):
+        legal_continuations(states, dice, 9 * one, 0 * one, one, validate=False)
+    # and right arguments give what the checked call gives
+    unchecked = legal_continuations(states, dice, 4 * one, 0 * one, one, validate=False)
+    for a, b in zip(unchecked, legal_continuations(states, dice, 4, 0, 1), strict=True):
+        assert (a == b).all()
+
+
 def test_bad_states_and_dice_raise_clear_errors():
     from nardy_env import Rules
 
