@@ -28,7 +28,7 @@ from nardy_env.core import NUM_CHECKERS, NUM_POINTS
 from nardy_env.encoding import raw_positions
 from nardy_env.players import check_batch
 
-from .common import segment_argmax
+from .common import checked_raw, segment_argmax
 
 __all__ = ["RaceBot", "HeuristicBot", "race_values", "heuristic_values", "BOTS"]
 
@@ -40,7 +40,8 @@ def _pips(counts: np.ndarray) -> np.ndarray:
 
 
 def race_values(raw: np.ndarray) -> np.ndarray:
-    """The racer's value of afterstates in the raw layout (higher is better for me)."""
+    """The racer's value of afterstates in the raw layout ``[N, 50]`` (higher is better for me)."""
+    raw = checked_raw(raw)  # float32: uint8 counts would wrap below zero in the sums below
     me = raw[:, :NUM_POINTS]
     stacks = np.maximum(me[:, :NUM_POINTS - 1] - 3, 0).sum(axis=1)  # the head is not a stack
     return -_pips(me) + 2.0 * raw[:, 48] - 1.5 * stacks
@@ -76,7 +77,8 @@ def _runs_in_front(held: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def heuristic_values(raw: np.ndarray) -> np.ndarray:
-    """The heuristic bot's value of afterstates in the raw layout (higher is better for me)."""
+    """The heuristic bot's value of afterstates in the raw layout ``[N, 50]`` (higher is better for me)."""
+    raw = checked_raw(raw)  # float32: uint8 counts would wrap below zero in the sums below
     me = raw[:, :NUM_POINTS]
     opp = raw[:, NUM_POINTS:2 * NUM_POINTS]
     my_off, opp_off = raw[:, 48], raw[:, 49]

@@ -21,6 +21,8 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
     """``raw`` as float32 ``[N, 50]`` (C order) for an evaluator, or ValueError saying what is wrong:
     the 50 numbers of docs/policy.md are checker counts, whole numbers 0..15, and a network would
     score anything else (a negative or fractional count, a NaN) as if it meant something."""
+    if np.asarray(raw).dtype == np.bool_:  # a mask such as raw > 0 would be scored as one checker per point
+        raise ValueError("positions are checker counts, not True/False (a mask such as raw > 0?)")
     raw = np.ascontiguousarray(raw, dtype=np.float32)
     if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
         raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
@@ -28,6 +30,10 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
     if not fine.all():
         raise ValueError(f"positions are checker counts, whole numbers 0..{NUM_CHECKERS} (docs/policy.md's 50 "
                          f"numbers); row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")
+    both = np.flatnonzero((raw[:, 48] == NUM_CHECKERS) & (raw[:, 49] == NUM_CHECKERS))
+    if both.size:
+        raise ValueError(f"row {int(both[0])}: both sides have borne off all {NUM_CHECKERS}, which no game "
+                         "reaches (it ends when the first does): it has no result to score")
     return raw
 
 

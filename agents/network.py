@@ -181,6 +181,8 @@ class TDNetwork(nn.Module):
                              f"positions (nardy_env.encoding.features of them), got {shape}")
         if features is not None and features.dtype == dtype == torch.float32:
             return self.body(features)
+        if raw.dtype == torch.bool:  # a mask such as raw > 0 would be scored as one checker per point
+            raise ValueError("the network takes raw positions, checker counts, not a bool tensor (raw > 0?)")
         if raw.dtype != dtype:  # float64 or uint8 positions: as the weights are
             raw = raw.to(dtype)
         return self.body(self.features(raw))

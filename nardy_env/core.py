@@ -195,12 +195,17 @@ def outcome(states: np.ndarray) -> np.ndarray:
 
     0 while the game goes on; +1 / -1 for a single game (oin: the loser has
     borne off at least one checker); +2 / -2 for mars (the loser has none).
+    A row with both sides' 15 off (no game reaches it) is a StateError.
     """
     states = _columns(states)
     mine = states[..., OFF_MOVER].astype(np.int8)
     theirs = states[..., OFF_OPPONENT].astype(np.int8)
     won = mine == NUM_CHECKERS
     lost = theirs == NUM_CHECKERS
+    if (won & lost).any():  # FORMATS.md's notation reads it; the rules give it no result
+        first = tuple(int(i) for i in np.argwhere(won & lost)[0])
+        raise StateError(f"state {', '.join(map(str, first))}: both sides have borne off all {NUM_CHECKERS}, "
+                         "which no game reaches (it ends when the first does): it has no result")
     result = np.zeros(states.shape[:-1], dtype=np.int8)
     result = np.where(won, np.where(theirs == 0, 2, 1), result)
     result = np.where(lost, np.where(mine == 0, -2, -1), result)

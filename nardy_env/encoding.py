@@ -126,7 +126,10 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
 
     The 50 numbers are checker counts, whole numbers 0..15; anything else is a ValueError naming
     the row (a network would score it as if it meant something)."""
-    raw = np.asarray(raw, dtype=np.float32)
+    raw = np.asarray(raw)
+    if raw.dtype == np.bool_:  # a mask such as raw > 0 would be scored as one checker per point
+        raise ValueError("raw positions are checker counts, not True/False (a mask such as raw > 0?)")
+    raw = raw.astype(np.float32, copy=False)
     if raw.shape[-1:] != (RAW_SIZE,):
         raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
                          f"{list(raw.shape)}")

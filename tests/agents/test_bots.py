@@ -116,3 +116,21 @@ def test_segment_argmax_breaks_ties_by_the_given_rank():
     rank = np.array([0, 2, 1, 0, 1, 0])
     assert segment_argmax(values, np.array([0, 3, 4, 6]), rank).tolist() == [2, 0, 1]
 
+
+
+def test_bot_values_take_the_self_play_records_uint8_positions():
+    # SelfPlayWorker.play records raw positions as uint8: "head - 1" and "stack - 3" wrapped there.
+    from nardy_env import initial_states
+
+    found = legal_afterstates(initial_states(1), [[6, 5]])
+    raw = raw_positions(found.states)
+    for values in (race_values, heuristic_values):
+        expected = values(raw)
+        for dtype in (np.uint8, np.int8, np.int64, np.float64):
+            assert np.array_equal(values(raw.astype(dtype)), expected), (values.__name__, dtype)
+        with pytest.raises(ValueError, match="not True/False"):
+            values(raw > 0)
+    both_off = raw[:1].copy()
+    both_off[0, :48], both_off[0, 48:] = 0, 15
+    with pytest.raises(ValueError, match="row 0: both sides have borne off all 15"):
+        heuristic_values(both_off)

@@ -314,6 +314,10 @@ def test_the_torch_evaluator_refuses_what_the_exported_policy_refuses():
                 score(bad)
     with pytest.raises(ValueError, match=r"positions must have shape \[N, 50\]"):
         evaluator.equity(np.zeros(50))
+    with pytest.raises(ValueError, match="checker counts, not True/False"):
+        evaluator.equity(raw > 0)  # a mask: one checker on each held point
+    with pytest.raises(ValueError, match="checker counts, not a bool tensor"):
+        evaluator.network(torch.from_numpy(raw > 0))
 
 
 def test_positions_of_another_dtype_are_scored_as_float32_ones():

@@ -205,6 +205,14 @@ def test_bad_states_and_dice_raise_clear_errors():
     for width in (26, 60):
         with pytest.raises(ValueError, match="raw positions must have 50 columns"):
             features(np.zeros((2, width), dtype=np.float32))
+    with pytest.raises(ValueError, match="checker counts, not True/False"):
+        features(raw > 0)  # a mask would be scored as one checker on each held point
+    # Both sides with all 15 off is no position: outcome and the network's known outcomes disagreed on it.
+    both_off = np.zeros((1, 26), dtype=np.int8)
+    both_off[0, 24:] = NUM_CHECKERS
+    validate_states(both_off)  # FORMATS.md's readers take it (test_notation round-trips it) ...
+    with pytest.raises(StateError, match="state 1: both sides have borne off all 15.*no result"):
+        outcome(np.concatenate([good[:1], both_off]))  # ... but it has no result
     for dice in (["6", "5"], [6.0, 5.0], [True, True], [True, 2], (np.True_, 3)):  # [True, 2] reads as ints
         with pytest.raises(StateError, match="dice must be integers 1..6"):
             legal_afterstates(good, [dice])
