@@ -224,7 +224,10 @@ def pip_counts(states: np.ndarray) -> np.ndarray:
 
 
 def validate_states(states: npt.ArrayLike) -> np.ndarray:
-    """Return ``states`` as int8 ``[B, STATE_SIZE]`` or raise StateError saying what is wrong."""
+    """Return ``states`` as int8 ``[B, STATE_SIZE]`` or raise StateError saying what is wrong.
+
+    An array that is already int8, C-ordered and two-dimensional comes back as itself, not a
+    copy: copy it before changing it if the caller's array must stay as it was."""
     arr = _rectangular(states, "states")
     if arr.ndim == 1:
         arr = arr[None, :]

@@ -16,7 +16,16 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from .core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, STATE_SIZE, validate_states
+from .core import (
+    HALF,
+    NUM_CHECKERS,
+    NUM_POINTS,
+    OFF_MOVER,
+    OFF_OPPONENT,
+    STATE_SIZE,
+    StateError,
+    validate_states,
+)
 
 __all__ = [
     "npn_sort_keys",
@@ -195,16 +204,29 @@ _BEFORE_COLON = _token_ranks(":")
 _FIELD_RANKS = np.stack([_BEFORE_COMMA] * (NUM_POINTS - 1) + [_BEFORE_COLON, _BEFORE_COMMA, _BEFORE_COLON])
 
 
+def _movers(movers: npt.ArrayLike, n: int, per: str) -> np.ndarray:
+    """``movers`` (one Color, or one per row) as int64 ``[n]``, or ValueError naming what is wrong."""
+    given = np.asarray(movers)
+    if given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer) or given.ndim > 1 \
+            or (given.ndim == 1 and given.size != n) or ((given != 0) & (given != 1)).any():
+        raise ValueError(f"movers must be one Color (0 white, 1 black) or one per {per} ({n}), "
+                         f"got {given.dtype} values {given.ravel()[:4].tolist()} of shape {list(given.shape)}")
+    return np.broadcast_to(given.astype(np.int64), (n,))
+
+
 def npn_sort_keys(states: np.ndarray, movers: np.ndarray) -> np.ndarray:
     """int64 ``[M, 26]`` keys that order afterstates as their NPN strings sort.
 
-    ``states``: mover's-view rows; ``movers``: the Color of each row's mover.
+    ``states``: mover's-view rows ``[M, 26]``; ``movers``: the Color of each row's mover
+    (or one Color for all).
     Rows compared lexicographically by these keys sort exactly as the strings
     ``format_npn(flip(state), mover.other)`` do, which is the order of the
     ``results`` list of FORMATS.md (all results of a turn share the side letter).
     """
     states = np.asarray(states)
-    movers = np.asarray(movers, dtype=np.int64)
+    if states.ndim != 2 or states.shape[1] != STATE_SIZE:
+        raise StateError(f"states must have shape [M, {STATE_SIZE}], got {list(states.shape)}")
+    movers = _movers(movers, states.shape[0], "row")
     sign = np.where(movers == Color.WHITE, 1, -1)[:, None]
     common = sign * np.take_along_axis(states[:, :NUM_POINTS].astype(np.int64), _INDEX[movers], axis=1)
     white = (movers == Color.WHITE)[:, None]
@@ -224,12 +246,7 @@ def results_rank(states: np.ndarray, movers: npt.ArrayLike, offsets: npt.ArrayLi
     """
     offsets = np.asarray(offsets, dtype=np.int64)
     counts = np.diff(offsets)
-    given = np.asarray(movers)
-    if given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer) or given.ndim > 1 \
-            or (given.ndim == 1 and given.size != counts.size) or ((given != 0) & (given != 1)).any():
-        raise ValueError(f"movers must be one Color (0 white, 1 black) or one per position ({counts.size}), "
-                         f"got {given.dtype} values {given.ravel()[:4].tolist()} of shape {list(given.shape)}")
-    rows_mover = np.repeat(np.broadcast_to(given.astype(np.int64), counts.shape), counts)
+    rows_mover = np.repeat(_movers(movers, counts.size, "position"), counts)
     keys = npn_sort_keys(states, rows_mover)
     segment = np.repeat(np.arange(counts.size), counts)
     order = np.lexsort((*keys.T[::-1], segment))

@@ -125,6 +125,16 @@ def test_results_rank_is_the_order_of_the_sorted_npn_strings():
         rows = slice(found.offsets[i], found.offsets[i + 1])
         text = [format_npn(flip(s), Color(movers[i]).other) for s in found.states[rows]]
         assert [text[j] for j in np.argsort(rank[rows])] == sorted(text)
+    # npn_sort_keys takes one Color for all rows, as results_rank does, and names what it can't read.
+    from nardy_env.notation import npn_sort_keys
+
+    white = found.states[: found.offsets[1]]
+    assert np.array_equal(npn_sort_keys(white, Color.WHITE), npn_sort_keys(white, np.zeros(len(white), int)))
+    for movers_given in (np.full(len(white), 0.5), [0, 1], 2):
+        with pytest.raises(ValueError, match=r"movers must be one Color \(0 white, 1 black\) or one per row"):
+            npn_sort_keys(white, movers_given)
+    with pytest.raises(StateError, match=r"states must have shape \[M, 26\]"):
+        npn_sort_keys(white[0], 0)
 
 
 def test_point_conversion_and_formatting_refuse_what_they_would_misread():
