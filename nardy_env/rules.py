@@ -91,6 +91,12 @@ class Rules:
         d["head_exception"] = list(self.head_exception)
         return {**d, **CUBELESS}
 
+    def changes(self) -> dict[str, Any]:
+        """The variant keys whose values differ from the 2026 sports code's (``Rules()``), as in
+        ``to_dict``: ``{}`` for the sports code, ``{"block_rule": "home"}`` for that club variant."""
+        code = Rules().to_dict()
+        return {k: v for k, v in self.to_dict().items() if code[k] != v}
+
     def to_json(self) -> str:
         """The variant keys as one line of JSON, as ``--rules`` takes them."""
         return json.dumps(self.to_dict())

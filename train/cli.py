@@ -442,12 +442,21 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         if not _writable_file_or_say("ladder", "--png", args.png):
             return 2
     rules = _game_rules("ladder", args.players, _load_players_or_exit(args.players, asked), asked)
+    finished: list[dict] = []
     try:
         out = ladder(args.players, args.games, seed=args.seed, rules=rules, workers=args.workers,
-                     progress=_match_progress(args), chunk_pairs=args.chunk_pairs)
+                     progress=_match_progress(args), chunk_pairs=args.chunk_pairs, on_match=finished.append)
     except ValueError as exc:
         _complain(f"nardy ladder: {exc}")
         return 2
+    except (KeyboardInterrupt, Terminated):
+        if finished:  # not lost: the same players, --games and --seed play them again exactly
+            total = len(args.players) * (len(args.players) - 1) // 2
+            print(f"\nnardy ladder: {len(finished)} of {total} matches had finished (seed {args.seed}):",
+                  file=sys.stderr)
+            for line in _match_rows(finished):
+                print(line, file=sys.stderr)
+        raise
     if args.json:
         print(json.dumps(out))
     else:
@@ -465,13 +474,26 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _match_rows(matches: list[dict]) -> list[str]:
+    """The ladder's matches as a markdown table."""
+    rows = ["| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for s in matches:
+        rows.append(f"| {s['player_a']} | {s['player_b']} | {s['games']} | {s['points_per_game']:+.3f} "
+                    f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
+                    f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | "
+                    f"{s['mars_rate_b']:.1%} |")
+    return rows
+
+
 def _print_ladder(out: dict) -> None:
-    print("| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for s in out["matches"]:
-        print(f"| {s['player_a']} | {s['player_b']} | {s['games']} | {s['points_per_game']:+.3f} "
-              f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
-              f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | {s['mars_rate_b']:.1%} |")
+    from train.evaluate import ladder_provenance
+
+    said = ladder_provenance(out)
+    print(f"{len(out['ratings'])} players, {out['games_per_pair']} games a match (paired dice)"
+          + (f", {said}" if said else "") + "\n")
+    for line in _match_rows(out["matches"]):
+        print(line)
     print()
     from train.plots import elo_bound
 

@@ -13,6 +13,7 @@ import builtins
 import contextlib
 import contextvars
 import functools
+import json
 import math
 import sys
 import warnings
@@ -39,8 +40,8 @@ from nardy_env.players import (
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
-__all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "subset", "summarize", "elo_ratings", "MAX_SEED",
-           "GAMES_PER_WORKER"]
+__all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "ladder_provenance", "subset", "summarize",
+           "elo_ratings", "MAX_SEED", "GAMES_PER_WORKER"]
 
 _DICE_BLOCK = 128
 _MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
@@ -293,6 +294,8 @@ def summarize(player_a: str, player_b: str, points_a: np.ndarray, plies: np.ndar
         "win_rate_ci95": [round(win_lo, 4), round(win_hi, 4)],
         "points_per_game": round(ppg, 4),
         "ci95": [round(ppg_lo, 4), round(ppg_hi, 4)],
+        # The interval's standard error before it is clipped to [-2, 2] (a ladder weighs matches by it).
+        "points_se": round(padded_se(pairs.mean(axis=1), -2.0, 2.0), 6),
         "mars_rate_a": round(float((points_a == 2).mean()), 4),
         "mars_rate_b": round(float((points_a == -2).mean()), 4),
         # Exact counts (the rates above are rounded): wins and mars wins of each side.
@@ -589,14 +592,19 @@ def _progress(total: int, desc: str, enabled: bool):
 
 @saying_once()
 def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES,
-           workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None) -> dict[str, Any]:
+           workers: int | None = None, progress: bool = False, chunk_pairs: int | None = None,
+           on_match: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Round robin of paired matches and ratings in points per game.
 
     Ratings solve r_i - r_j = ppg(i, j) by weighted least squares (weights
-    1 / se^2), anchored so the first player's rating is 0; their 95% intervals
-    come from the fit's covariance. ``elo``: Bradley-Terry ratings of the win
-    rates on the Elo scale (``elo_ratings``), which do not saturate the way
-    points per game do.
+    1 / se^2, se each match's ``points_se`` but at least 0.01), anchored so the first
+    player's rating is 0; their 95% intervals come from the fit's covariance.
+    ``elo``: Bradley-Terry ratings of the win rates on the Elo scale
+    (``elo_ratings``), which do not saturate the way points per game do.
+    ``on_match``: called with each match's summary as it finishes (so an
+    interrupted ladder's finished matches need not be lost). Two entrants that
+    are the same player (one network file at one depth, or one bot: ``default``
+    and ``default@0``) are warned about: they count twice in the ratings.
     """
     if isinstance(players, str):
         raise TypeError(f"players must be a list of players, got the string {players!r}")
@@ -609,6 +617,7 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     for player in players:  # a name that is wrong fails now, not after the matches before it
         load_saying_once(player, rules)  # what it says, said now (the matches load it again)
     names = _distinct(display_name(p) for p in players)
+    _warn_same_players(players, names)
     matches = []
     wins: list[int] = []
     errors: list[float] = []  # the standard error of each match's points per game
@@ -618,10 +627,12 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
                               workers=workers, progress=progress, chunk_pairs=chunk_pairs)
             summary = result.summary()
             summary["player_a"], summary["player_b"] = names[i], names[j]  # as the ratings name them
-            matches.append((i, j, summary))
             points = np.asarray(result.points_a, dtype=np.float64)
             wins.append(int((points > 0).sum()))  # exact: win_rate is rounded
-            errors.append(padded_se(points.reshape(-1, 2).mean(axis=1), -2.0, 2.0))
+            errors.append(padded_se(points.reshape(-1, 2).mean(axis=1), -2.0, 2.0))  # summary's points_se, unrounded
+            matches.append((i, j, summary))
+            if on_match is not None:
+                on_match(summary)
     n = len(players)
     rows, targets, weights = [], [], []
     for (i, j, s), error in zip(matches, errors, strict=True):
@@ -657,6 +668,43 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     return {"games_per_pair": games, "seed": int(seed), "matches": [m[2] for m in matches], "ratings": ratings,
             "fit": {"rating": {"chi2": round(chi2, 2), "df": df, "ci_scale": round(math.sqrt(scale), 3)},
                     "elo": elo_fit, "sweep_groups": max(groups) + 1}}
+
+
+def ladder_provenance(result: dict[str, Any]) -> str:
+    """``seed S[, rules R], nardy V`` of a ``ladder`` result (the rules where they differ from the
+    sports code), or "" if it does not say its seed (one of an older version)."""
+    if "seed" not in result:
+        return ""
+    first = (result.get("matches") or [{}])[0]
+    rules = first.get("rules")
+    changes = as_rules(rules).changes() if rules is not None else {}
+    version = first.get("nardy_version")
+    return (f"seed {result['seed']}" + (f", rules {json.dumps(changes)}" if changes else "")
+            + (f", nardy {version}" if version else ""))
+
+
+def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> None:
+    """Warn about entrants that are one player under two names: one network file (by its
+    SHA-256) searched to one depth, or one bot at one depth (``default`` and ``default@0``)."""
+    from agents.bots import BOTS
+    from agents.files import file_sha256
+    from agents.registry import player_file, split_ply
+
+    seen: dict[tuple[str, int], str] = {}
+    for player, name in zip(players, names, strict=True):
+        if not isinstance(player, str):
+            continue
+        base, ply = split_ply(player)
+        path = player_file(player)
+        if path is None and base not in (*BOTS, "random"):
+            continue  # a plugin's or your own file's player: not known to be the same as another
+        key = (file_sha256(path) if path is not None else base, int(ply) if isinstance(ply, int) else 0)
+        if key in seen:
+            what = f"one network file, searched {key[1]} plies" if path is not None else "one bot"
+            warnings.warn(f"{seen[key]} and {name} are the same player ({what}): their match is even by "
+                          "construction, and the ratings count that player twice", stacklevel=4)  # past ladder and saying_once's wrapper
+        else:
+            seen[key] = name
 
 
 def _distinct(names: Iterable[str]) -> list[str]:

@@ -225,9 +225,12 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     """Elo ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
     ratings = sorted(ladder["ratings"], key=lambda r: -r["elo"])
     w, row_h = 800, 44
-    left, right, top, bottom = 190, 70, 50, 50
+    from .evaluate import ladder_provenance
+
+    footer = ladder_provenance(ladder)  # what reproduces the chart: the seed, rules and version
+    left, right, top, bottom = 190, 70, 50, 72 if footer else 50
     h = top + bottom + row_h * len(ratings)
-    img, draw, font, _ = _canvas(w, h, 15, 15)
+    img, draw, font, small = _canvas(w, h, 15, 13)
     # The axis spans what the games support: a clean sweep's open end (a pseudo-win's value,
     # which grows with the games and bounds nothing) is drawn to the edge, not measured.
     bounds = [elo_bound(r, ratings) for r in ratings]
@@ -267,6 +270,8 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
         # The value goes past the interval's end, so the error bar never covers it.
         draw.text((x(max(value, ends[1], 0.0)) + 8, y), bound + _signed(value),
                   fill="black", font=font, anchor="lm")
+    if footer:
+        draw.text((w / 2, h - 14), footer, fill=(90, 90, 90), font=small, anchor="mm")
     return _save_png(img, out_png, follow)
 
 

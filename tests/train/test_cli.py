@@ -804,3 +804,12 @@ def test_chart_labels_tell_players_apart_and_a_sweep_does_not_stretch_the_axis(t
     ticks = [int(text) for text in drawn if text.lstrip("+-").isdigit()]  # the axis (and value) labels
     assert max(ticks) <= 600 and min(ticks) >= -200, ticks  # a little past +300, not +3000
     assert ">=+300" in drawn
+    assert not any(text.startswith("seed") for text in drawn)  # a result that does not say its seed
+    # The footer says what reproduces the chart: seed, the rules that differ from the sports code, version.
+    drawn.clear()
+    from nardy_env import Rules
+
+    home = Rules(block_rule="home").to_dict()
+    ladder_chart({**swept, "seed": 5, "matches": [{"rules": home, "nardy_version": "9.9"}]}, tmp_path / "l2.png")
+    assert 'seed 5, rules {"block_rule": "home"}, nardy 9.9' in drawn
+    assert Rules().changes() == {} and Rules(head_exception=()).changes() == {"head_exception": []}

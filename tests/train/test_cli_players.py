@@ -82,6 +82,29 @@ def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
     assert "| A | B | games |" in out.stdout and "| player | linear rating" in out.stdout and "fit of the ratings" in out.stdout
     assert out.stdout.count("| random |") >= 1
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # What reproduces the table heads it (the chart's footer says it too: test_plots' test).
+    assert out.stdout.startswith("3 players, 20 games a match (paired dice), seed 0, nardy ")
+
+
+def test_an_interrupted_ladder_says_the_matches_that_had_finished(monkeypatch, capsys):
+    import train.evaluate as ev
+    from train.cli import main
+
+    played = []
+    real = ev.evaluate
+
+    def second_interrupted(a, b, *args, **kwargs):
+        played.append((a, b))
+        if len(played) == 2:
+            raise KeyboardInterrupt
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(ev, "evaluate", second_interrupted)
+    assert main(["ladder", "random", "race", "heuristic", "--games", "4", "--workers", "1", "--seed", "3"]) == 130
+    err = capsys.readouterr().err
+    assert "nardy ladder: 1 of 3 matches had finished (seed 3):" in err and err.rstrip().endswith("interrupted")
+    row = next(line for line in err.splitlines() if line.startswith("| random | race | 4 |"))
+    assert row.startswith("| random | race | 4 | " + f"{real('random', 'race', 4, seed=3, workers=1).summary()['points_per_game']:+.3f}")
 
 
 def test_hint_jsonl_ranks_every_result():

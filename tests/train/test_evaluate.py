@@ -243,7 +243,9 @@ def test_a_two_player_ladder_rating_is_never_narrower_than_its_match(monkeypatch
     assert match["ci95"][0] == -2.0  # clipped at the end of the range
     assert rating["rating"] == -match["points_per_game"] == 1.95
     half = (rating["ci95"][1] - rating["ci95"][0]) / 2
-    assert half == pytest.approx(1.96 * ev.padded_se(points.reshape(-1, 2).mean(axis=1), -2, 2), abs=1e-4)
+    se = ev.padded_se(points.reshape(-1, 2).mean(axis=1), -2, 2)
+    assert half == pytest.approx(1.96 * se, abs=1e-4)
+    assert match["points_se"] == round(se, 6)  # the weight, in the JSON: a refit from it gives the rating
     assert half >= (match["ci95"][1] - match["ci95"][0]) / 2
 
 
@@ -749,3 +751,30 @@ def test_hint_at_0_ply_scores_each_play_once_and_asks_for_outcomes_once():
     assert Counted.calls == 2 and len(ranked) > 2  # equities once, outcomes for the table once
     assert all(r["ply"] == 0 for r in ranked)
     assert ranked[0]["equity"] >= ranked[1]["equity"]
+
+
+def test_a_ladder_reports_each_match_as_it_ends_and_warns_of_one_player_entered_twice(monkeypatch):
+    import warnings
+
+    import train.evaluate as ev
+
+    points = np.array([1, -1] * 5)
+
+    class _Result:
+        points_a = points
+
+        def summary(self):
+            return ev.summarize("x", "y", points, np.full(points.size, 80), 0)
+
+    monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result())
+    seen: list = []
+    with pytest.warns(UserWarning) as said:
+        ev.ladder(["race", "default", "race@0", "default@0", "default@1"], points.size, on_match=seen.append)
+    assert len(seen) == 10 and [(m["player_a"], m["player_b"]) for m in seen[:2]] == [("race", "default"),
+                                                                                      ("race", "race@0")]
+    assert sorted(str(w.message).split(" are ")[0] for w in said) == ["default and default@0", "race and race@0"]
+    assert "(one bot)" in str(said[1].message) or "(one bot)" in str(said[0].message)
+    assert any("one network file, searched 0 plies" in str(w.message) for w in said)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # another depth is another player; so are names nothing knows
+        ev.ladder(["default", "default@1", "random"], points.size)
