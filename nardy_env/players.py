@@ -524,6 +524,9 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                                  "player, so the name is not read as module:NAME (the module is not imported); "
                                  "run from another folder to name your module's player")
         return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
+    if searched and os.path.lexists(spec) and not os.path.lexists(name):
+        raise PlayerNotFound(f"no player named {spec!r}: '@{depth}' is read as a search depth, so it names "
+                             f"{name}, which does not exist; the file or folder {spec} is named {spec}@0")
     looks_like_path = os.sep in name or "/" in name or name.endswith((".pt", ".onnx", ".json"))
     if looks_like_path and not code and not os.path.exists(name):
         shipped = ("; the shipped player is named default from any folder"
@@ -550,7 +553,7 @@ def _is_torch_module(obj: Any) -> bool:
     return any(f"{k.__module__}.{k.__qualname__}" == "torch.nn.modules.module.Module" for k in type(obj).__mro__)
 
 
-_CODE_SPEC = re.compile(r"(.+):([A-Za-z_]\w*)")
+_CODE_SPEC = re.compile(r"(.+):([^\W\d]\w*)")  # NAME: a Python identifier (ПервыйХод too)
 _DEPTH = re.compile(r"[0-9]+")
 
 
@@ -583,7 +586,7 @@ def code_file(spec: str) -> Path | None:
     if code is None or not code.group(1).endswith(".py") or not os.path.isfile(code.group(1)):
         return None
     return Path(code.group(1))
-_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+_MODULE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*")
 
 
 def _load_code_player(spec: str, source: str, name: str, rules: Rules | None, depth: str | None) -> Player:

@@ -86,6 +86,9 @@ def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
     mine = evaluate(load_player(f"{tmp_path / 'my_agent.py'}:last_play"), "race", 400, seed=2).summary()
     names = ("player_a", "player_a_sha256")
     assert {k: v for k, v in named.items() if k not in names} == {k: v for k, v in mine.items() if k not in names}
+    # NAME is any Python identifier, not only an ASCII one (it was read as a path that did not exist).
+    (tmp_path / "мой игрок.py").write_text("from my_agent import FirstPlay as ПервыйХод\n")
+    assert type(load_player(f"{tmp_path / 'мой игрок.py'}:ПервыйХод")).__name__ == "FirstPlay"
     for spec, message in ((f"{tmp_path / 'nothere.py'}:X", "there is no file"),
                           (f"{tmp_path / 'my_agent.py'}:Nope", "has no 'Nope'"),
                           ("no_such_module_here:X", "no module 'no_such_module_here' to import from here"),

@@ -236,6 +236,11 @@ def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeyp
     with pytest.raises(PlayerNotFound, match="no file or folder checkpoints/default .*; the shipped player is "
                                              "named default from any folder"):
         load_player("checkpoints/default")
+    # A folder whose name ends in @N: the suffix is a depth, and the error says how to name the folder.
+    (tmp_path / "бот@2").mkdir()
+    with pytest.raises(PlayerNotFound, match=r"'@2' is read as a search depth, so it names бот, which does not "
+                                             r"exist; the file or folder бот@2 is named бот@2@0"):
+        load_player("бот@2")
 
 
 def test_every_bot_is_named_wherever_the_bots_are_listed():
