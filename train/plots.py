@@ -6,7 +6,7 @@ import json
 import math
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,7 @@ def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: 
     """Lines (legend label, colour, opponent, records) of win rate vs games trained, with intervals."""
     w, h = 900, 520
     left, right, top, bottom = 80, 170, 50, 70
-    img, draw, font, small = _canvas(w, h, 15, 13)
+    img, draw, font, small = _canvas(w, h, 15, 13, [title, *(label for label, *_ in lines)])
     max_games = max(max(points[-1]["games_trained"] for *_, points in lines), 1)
 
     def xy(games: float, rate: float) -> tuple[float, float]:
@@ -183,11 +183,30 @@ def _signed(value: float) -> str:
     return f"{round(value) + 0:+d}"
 
 
-def _canvas(w: int, h: int, size: int, small_size: int) -> tuple[Any, Any, Any, Any]:
-    """A white picture, its drawing handle, and Pillow's default font at two sizes."""
+# Fonts with Cyrillic (and more) that systems commonly have, by the file names Pillow looks for
+# in the system's font folders: Linux's DejaVu, Noto, Liberation and FreeFont, then macOS's and
+# Windows's Arial. Pillow's own default font has Latin letters only.
+_WIDE_FONTS = ("DejaVuSans.ttf", "NotoSans-Regular.ttf", "LiberationSans-Regular.ttf", "FreeSans.ttf",
+               "Arial Unicode.ttf", "arial.ttf", "Arial.ttf")
+
+
+def _canvas(w: int, h: int, size: int, small_size: int, texts: Iterable[str] = ()) -> tuple[Any, Any, Any, Any]:
+    """A white picture, its drawing handle, and a font at two sizes: Pillow's default, or where
+    ``texts`` (names the picture will show) hold letters beyond ASCII, a system font that has
+    them (Pillow's default draws a Cyrillic name as boxes), with a warning if none is found."""
     from PIL import Image, ImageDraw, ImageFont
 
     img = Image.new("RGB", (w, h), "white")
+    wide = sorted({c for text in texts for c in text if not c.isascii()})
+    if wide:
+        for name in _WIDE_FONTS:
+            try:
+                return img, ImageDraw.Draw(img), ImageFont.truetype(name, size), ImageFont.truetype(name, small_size)
+            except OSError:  # not on this system
+                continue
+        warnings.warn(f"no font with {''.join(wide[:8])!r} found (looked for {', '.join(_WIDE_FONTS)}): the "
+                      "picture draws those letters as boxes; install one, e.g. DejaVu Sans (fonts-dejavu)",
+                      stacklevel=3)
     try:
         font, small = ImageFont.load_default(size=size), ImageFont.load_default(size=small_size)
     except TypeError:  # Pillow < 10.1
@@ -228,9 +247,9 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     from .evaluate import ladder_provenance
 
     footer = ladder_provenance(ladder)  # what reproduces the chart: the seed, rules and version
-    left, right, top, bottom = 190, 70, 50, 72 if footer else 50
+    left, right, top, bottom = 190, 90, 50, 72 if footer else 50
     h = top + bottom + row_h * len(ratings)
-    img, draw, font, small = _canvas(w, h, 15, 13)
+    img, draw, font, small = _canvas(w, h, 15, 13, [footer, *(str(r["player"]) for r in ratings)])
     # The axis spans what the games support: a clean sweep's open end (a pseudo-win's value,
     # which grows with the games and bounds nothing) is drawn to the edge, not measured.
     bounds = [elo_bound(r, ratings) for r in ratings]
@@ -286,7 +305,7 @@ def reliability_picture(win: Any, points: Any, title: str = "") -> Any:
     panel, gap, top, bottom, left = 330, 70, 46, 56, 62
     pad = 18  # inside each frame, so that the largest dot at an end stays in it
     w, h = left + 2 * panel + gap + 20, top + panel + bottom
-    img, draw, font, small = _canvas(w, h, 14, 12)
+    img, draw, font, small = _canvas(w, h, 14, 12, [title])
     draw.text((w / 2, 14), title or "Calibration: predicted vs actual", fill="black", font=font, anchor="mm")
     panels: list[tuple[Any, float, float, str, list[float]]] = [
         (win, 0.0, 1.0, "chance of winning", [0, 0.25, 0.5, 0.75, 1]),

@@ -813,3 +813,24 @@ def test_chart_labels_tell_players_apart_and_a_sweep_does_not_stretch_the_axis(t
     ladder_chart({**swept, "seed": 5, "matches": [{"rules": home, "nardy_version": "9.9"}]}, tmp_path / "l2.png")
     assert 'seed 5, rules {"block_rule": "home"}, nardy 9.9' in drawn
     assert Rules().changes() == {} and Rules(head_exception=()).changes() == {"head_exception": []}
+
+
+
+def test_pictures_of_names_beyond_ascii_use_a_font_that_has_their_letters(monkeypatch):
+    import warnings
+
+    import train.plots as plots
+
+    _, _, font, _ = plots._canvas(10, 10, 15, 13, ["race", "heuristic"])
+    assert not isinstance(getattr(font, "path", None), str)  # Pillow's own, from its package (no file name)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        _, _, font, small = plots._canvas(10, 10, 15, 13, ["мой бот"])
+    if said:  # a system without any of them: said, not drawn as boxes silently
+        assert "no font with 'бймот' found" in str(said[0].message)
+    else:  # Pillow's default draws Cyrillic as boxes
+        assert os.path.basename(font.path) in plots._WIDE_FONTS and font.size == 15 and small.size == 13
+    monkeypatch.setattr(plots, "_WIDE_FONTS", ("no-such-font-here.ttf",))
+    with pytest.warns(UserWarning, match=r"no font with 'бймот' found \(looked for no-such-font-here.ttf\).*"
+                                         r"install one, e.g. DejaVu Sans"):
+        plots._canvas(10, 10, 15, 13, ["мой бот"])
