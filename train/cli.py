@@ -275,8 +275,19 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shown(name: str) -> str:
+    """A player's name on one line of a report: control characters and newlines escaped (a folder
+    named with an escape sequence must not drive the terminal, nor one with a newline split a line)."""
+    return printable(name).replace("\n", "\\n")
+
+
+def _cell(name: str) -> str:
+    """A player's name in a markdown table cell: as ``_shown``, and its ``|`` escaped."""
+    return _shown(name).replace("|", "\\|")
+
+
 def _print_match(s: dict) -> None:
-    a, b = s["player_a"], s["player_b"]
+    a, b = _shown(s["player_a"]), _shown(s["player_b"])
     pairs = f"{s['pairs']} pair" + ("s" if s["pairs"] != 1 else "")
     print(f"{a} vs {b}: {s['games']} games ({pairs} of paired dice), seed {s['seed']}")
     print(f"  {'points per game':<18} {s['points_per_game']:+.3f}   95% CI [{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}]")
@@ -479,7 +490,7 @@ def _match_rows(matches: list[dict]) -> list[str]:
     rows = ["| A | B | games | points/game (95% CI) | A wins (95% CI) | A mars | B mars |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for s in matches:
-        rows.append(f"| {s['player_a']} | {s['player_b']} | {s['games']} | {s['points_per_game']:+.3f} "
+        rows.append(f"| {_cell(s['player_a'])} | {_cell(s['player_b'])} | {s['games']} | {s['points_per_game']:+.3f} "
                     f"[{s['ci95'][0]:+.3f}, {s['ci95'][1]:+.3f}] | {s['win_rate']:.1%} "
                     f"[{s['win_rate_ci95'][0]:.1%}, {s['win_rate_ci95'][1]:.1%}] | {s['mars_rate_a']:.1%} | "
                     f"{s['mars_rate_b']:.1%} |")
@@ -497,7 +508,7 @@ def _print_ladder(out: dict) -> None:
     print()
     from train.plots import elo_bound
 
-    first = out["ratings"][0]["player"]
+    first = _cell(out["ratings"][0]["player"])
     print(f"| player | linear rating (points/game scale, vs {first}) | 95% CI | Elo (vs {first}) | 95% CI |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for r in sorted(out["ratings"], key=lambda r: -r["elo"]):
@@ -507,7 +518,7 @@ def _print_ladder(out: dict) -> None:
         # A sweep's rating is known from one side only: show the end of its interval that the
         # games support (the pseudo-win value itself grows with the games played).
         elo = {">=": lo, "<=": hi}.get(bound, f"{r['elo']:+.0f}")
-        print(f"| {r['player']} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] | "
+        print(f"| {_cell(r['player'])} | {r['rating']:+.3f} | [{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}] | "
               f"{bound}{elo} | [{lo}, {hi}] |")
     fit = out["fit"]
     notes = []

@@ -500,3 +500,20 @@ def test_error_lines_and_warnings_escape_control_characters(capsys):
     assert capsys.readouterr().err == "nardy: warning: trained as \\x1b]0;x\\x07\n"
     _complain("nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631")  # text, kept
     assert capsys.readouterr().err == "nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631\n"
+
+
+def test_reports_escape_what_a_player_name_could_do_to_a_terminal_or_a_table(capsys):
+    from train.cli import _print_ladder, _print_match
+    from train.evaluate import ladder
+
+    out = ladder(["race", "random"], 2, workers=1)
+    for match in out["matches"]:
+        match["player_a"] = "\x1b[31mred|x"
+        match["player_b"] = "a\nb"
+    out["ratings"][0]["player"] = "\x1b[31mred|x"
+    _print_match(out["matches"][0])
+    _print_ladder(out)
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and "a\nb" not in printed
+    assert "\\x1b[31mred|x vs a\\nb: 2 games" in printed  # the match report: one line, escaped
+    assert "| \\x1b[31mred\\|x | a\\nb | 2 |" in printed  # a table row keeps its cells
