@@ -204,8 +204,9 @@ def outcome(states: np.ndarray) -> np.ndarray:
     lost = theirs == NUM_CHECKERS
     if (won & lost).any():  # FORMATS.md's notation reads it; the rules give it no result
         first = tuple(int(i) for i in np.argwhere(won & lost)[0])
-        raise StateError(f"state {', '.join(map(str, first))}: both sides have borne off all {NUM_CHECKERS}, "
-                         "which no game reaches (it ends when the first does): it has no result")
+        where = f"state {', '.join(map(str, first))}: " if first else ""
+        raise StateError(f"{where}both sides have borne off all {NUM_CHECKERS}, which no game reaches (it "
+                         "ends when the first does): it has no result")
     result = np.zeros(states.shape[:-1], dtype=np.int8)
     result = np.where(won, np.where(theirs == 0, 2, 1), result)
     result = np.where(lost, np.where(mine == 0, -2, -1), result)
@@ -872,9 +873,11 @@ def legal_continuations(
     """
     rules = as_rules(rules)
     if not validate:
-        return _run(np.ascontiguousarray(states, dtype=np.int8), np.ascontiguousarray(dice, dtype=np.int64),
-                    np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
-                    np.ascontiguousarray(head_limit, dtype=np.int64), rules, threads)
+        args = (np.ascontiguousarray(states, dtype=np.int8), np.ascontiguousarray(dice, dtype=np.int64),
+                np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
+                np.ascontiguousarray(head_limit, dtype=np.int64))
+        _check_unchecked(*args)
+        return _run(*args, rules, threads)
     states = validate_states(states)
     _check_not_over(states)
     batch = states.shape[0]
@@ -907,8 +910,9 @@ def legal_continuations(
 
 def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray) -> None:
     """What the compiled code needs even with ``validate=False``: each argument with a row per
-    position and dice 1..6 (it does not check bounds: a short array or a die of 0 or 9 would read
-    or write outside the arrays and could crash the interpreter). O(1) but for the dice's range."""
+    position, dice 1..6 and ``dice_left`` 1..4 (2 at most for different dice): the compiled code
+    does not check bounds, and a short array, a die of 0 or 9 or a third die of a non-double would
+    read or write outside the arrays (a crash, or silent garbage). O(1) but for the ranges."""
     if states.ndim != 2 or states.shape[1] != STATE_SIZE:
         raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(states.shape)}")
     batch = states.shape[0]
@@ -919,8 +923,12 @@ def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray
     for name, arr in zip(("dice_left", "heads_used", "head_limit"), counters, strict=False):
         if arr.shape != (batch,):
             raise StateError(f"{name} must have one entry per position ({batch}), got shape {list(arr.shape)}")
-    if counters and batch and (int(counters[0].min()) < 1 or int(counters[0].max()) > MAX_DICE_MOVES):
-        raise StateError(f"dice_left must be 1..{MAX_DICE_MOVES}, got {int(counters[0].min())}..{int(counters[0].max())}")
+    if counters and batch:
+        left = counters[0]
+        if int(left.min()) < 1 or int(left.max()) > MAX_DICE_MOVES:
+            raise StateError(f"dice_left must be 1..{MAX_DICE_MOVES}, got {int(left.min())}..{int(left.max())}")
+        if ((left > 2) & (dice[:, 0] != dice[:, 1])).any():  # the search would read dice it was never given
+            raise StateError("dice_left must be at most 2 for two different dice")
 
 
 def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterstates:
@@ -936,7 +944,6 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     states, dice, ndice, heads_used, head_limit = (
         np.require(a, t, ["C", "W"]) for a, t in ((states, np.int8), (dice, np.int64), (ndice, np.int64),
                                                  (heads_used, np.int64), (head_limit, np.int64)))
-    _check_unchecked(states, dice, ndice, heads_used, head_limit)
 
     def part(lo: int, hi: int) -> Afterstates:
         args = (states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi], head_limit[lo:hi], rules.block_home,

@@ -460,8 +460,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     except ValueError as exc:
         _complain(f"nardy ladder: {exc}")
         return 2
-    except (KeyboardInterrupt, Terminated):
-        if finished:  # not lost: the same players, --games and --seed play them again exactly
+    except BaseException as exc:  # Ctrl-C or SIGTERM (inside numba's code, a SystemError raised from it)
+        if finished and _interruption_behind(exc) is not None:  # not lost: --seed plays them again exactly
             total = len(args.players) * (len(args.players) - 1) // 2
             print(f"\nnardy ladder: {len(finished)} of {total} matches had finished (seed {args.seed}):",
                   file=sys.stderr)

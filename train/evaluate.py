@@ -603,8 +603,9 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     (``elo_ratings``), which do not saturate the way points per game do.
     ``on_match``: called with each match's summary as it finishes (so an
     interrupted ladder's finished matches need not be lost). Two entrants that
-    are the same player (one network file at one depth, or one bot: ``default``
-    and ``default@0``) are warned about: they count twice in the ratings.
+    are the same player (one network file at one depth: ``default`` and
+    ``default@0``; or one bot: ``race`` and ``race@0``) are warned about: they
+    count twice in the ratings.
     """
     if isinstance(players, str):
         raise TypeError(f"players must be a list of players, got the string {players!r}")
@@ -685,7 +686,8 @@ def ladder_provenance(result: dict[str, Any]) -> str:
 
 def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> None:
     """Warn about entrants that are one player under two names: one network file (by its
-    SHA-256) searched to one depth, or one bot at one depth (``default`` and ``default@0``)."""
+    SHA-256) searched to one depth (``default`` and ``default@0``), or one bot (``race`` and
+    ``race@0``)."""
     from agents.bots import BOTS
     from agents.files import file_sha256
     from agents.registry import player_file, split_ply

@@ -52,10 +52,10 @@ def parse_dice(dice: Any) -> tuple[int, int]:
 def parse_live_npn(npn: str) -> tuple[np.ndarray, Color]:
     """``parse_npn`` that also rejects a finished game, naming the winner."""
     state, side = parse_npn(npn)
-    result = int(outcome(state))  # points for the side to move; 0 while the game goes on
     if state[OFF_MOVER] == state[OFF_OPPONENT] == NUM_CHECKERS:
         raise ValueError(f"both sides have borne off all {NUM_CHECKERS} checkers: no game reaches that, "
                          "and it has no moves")
+    result = int(outcome(state))  # points for the side to move; 0 while the game goes on
     if result:
         winner = side if result > 0 else side.other
         raise ValueError(f"the game is over: {winner.name.lower()} has borne off all {NUM_CHECKERS} "

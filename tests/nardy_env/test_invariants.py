@@ -144,6 +144,8 @@ def test_unchecked_calls_still_refuse_what_would_read_outside_the_arrays():
         legal_continuations(states, dice, 4 * one, 0 * one, one[:5], validate=False)
     with pytest.raises(StateError, match=r"dice_left must be 1..4, got 9..9"):
         legal_continuations(states, dice, 9 * one, 0 * one, one, validate=False)
+    with pytest.raises(StateError, match=r"dice_left must be at most 2 for two different dice"):
+        legal_continuations(states, np.tile([6, 5], (600, 1)), 3 * one, 0 * one, one, validate=False)
     # and right arguments give what the checked call gives
     unchecked = legal_continuations(states, dice, 4 * one, 0 * one, one, validate=False)
     for a, b in zip(unchecked, legal_continuations(states, dice, 4, 0, 1), strict=True):

@@ -152,6 +152,18 @@ def test_legal_plays_takes_dice_as_nardy_envs_functions_do_and_never_a_bool():
             legal_plays(START_NPN, dice)
 
 
+
+def test_a_position_with_both_sides_borne_off_gets_its_own_message():
+    from nardy_env import StateError, outcome, parse_npn
+    from train.moves import parse_live_npn
+
+    both = "0," * 23 + "0:15,15:w"  # FORMATS.md's readers take it; no game reaches it
+    with pytest.raises(ValueError, match="^both sides have borne off all 15 checkers: no game reaches that"):
+        parse_live_npn(both)
+    with pytest.raises(StateError, match="^both sides have borne off all 15, which no game reaches"):
+        outcome(parse_npn(both)[0])  # one row: no "state :" before it
+
+
 def test_moves_rules_option_changes_the_result():
     pos = npn({24: 9, 13: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1})
     line = json.dumps({"position": pos, "dice": [3, 5]}) + "\n"
