@@ -286,6 +286,20 @@ def _cell(name: str) -> str:
     return _shown(name).replace("|", "\\|")
 
 
+def _as_met(against: str, met: dict[str, list[str]]) -> str:
+    """``--against`` as the runs' logs name it: a path given with a trailing slash, a ``./``, or
+    in another Unicode normal form (a name typed on macOS) is the same opponent."""
+    import unicodedata
+
+    def key(name: str) -> str:
+        return os.path.normpath(unicodedata.normalize("NFC", name))
+
+    if all(against in opponents for opponents in met.values()):
+        return against
+    same = {o for opponents in met.values() for o in opponents if key(o) == key(against)}
+    return same.pop() if len(same) == 1 else against
+
+
 def _print_match(s: dict) -> None:
     a, b = _shown(s["player_a"]), _shown(s["player_b"])
     pairs = f"{s['pairs']} pair" + ("s" if s["pairs"] != 1 else "")
@@ -864,7 +878,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
             training_curve(source, out, follow=bool(args.out))  # beside the run's log: never through a link
         else:
             if args.against is not None:
-                against = args.against
+                against = _as_met(args.against, met)
                 lacking = [label for label, opponents in met.items() if against not in opponents]
                 if lacking:
                     said = "; ".join(f"{k} met {', '.join(met[k]) or 'no one'}" for k in lacking)

@@ -273,6 +273,17 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
     assert f"{other} never met random ({other} met race)" in capsys.readouterr().err
     assert main(["plot", small, other, "--out", str(out)]) == 2
     assert "share no opponent" in capsys.readouterr().err
+    # An opponent named as the logs name it, give or take a trailing slash, ./ or Unicode normal form.
+    import unicodedata
+
+    bot = "runs/мой бот"  # as a run's eval_opponents would name another run
+    log(tmp_path / "ru1", [bot], 0.4)
+    log(tmp_path / "ru2", [bot], 0.5)
+    ru1, ru2 = str(tmp_path / "ru1"), str(tmp_path / "ru2")
+    for given in (bot + "/", "./" + bot, unicodedata.normalize("NFD", bot)):
+        assert main(["plot", ru1, ru2, "--out", str(out), "--against", given]) == 0, capsys.readouterr().err
+    assert main(["plot", ru1, ru2, "--out", str(out), "--against", "runs/мой"]) == 2
+    assert "never met runs/мой" in capsys.readouterr().err
     for twice in ([small, small], [small, small + "/eval.jsonl"], [small, small + "/"]):  # one log, named twice
         assert main(["plot", *twice, "--out", str(out)]) == 2
         assert "is named twice" in capsys.readouterr().err
