@@ -23,6 +23,7 @@ import re
 import sys
 import sysconfig
 import traceback
+import unicodedata
 import warnings
 import weakref
 from collections.abc import Callable
@@ -485,11 +486,11 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     name, depth = search_depth(spec)  # the name without its search depth
     searched = depth is not None
     # Your own player, FILE.py:NAME (first: the file is named outright) or module:NAME (after the plugins).
-    code = _CODE_SPEC.fullmatch(name)
-    own_file = code is not None and code.group(1).endswith(".py")
-    own_module = code is not None and not own_file and _MODULE.fullmatch(code.group(1)) is not None
+    code = _code_spec(name)
+    own_file = code is not None and code[0].endswith(".py")
+    own_module = code is not None and not own_file and _is_module(code[0])
     if own_file and code is not None:
-        return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
+        return _load_code_player(spec, code[0], code[1], rules, depth if searched else None)
     if name == "random":
         if depth is not None and int(depth):
             raise ValueError(f"random does not search; drop '@{depth}'")
@@ -523,7 +524,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             raise PlayerNotFound(f"no player named {spec!r}: {name} is a file or folder here that holds no "
                                  "player, so the name is not read as module:NAME (the module is not imported); "
                                  "run from another folder to name your module's player")
-        return _load_code_player(spec, code.group(1), code.group(2), rules, depth if searched else None)
+        return _load_code_player(spec, code[0], code[1], rules, depth if searched else None)
     if searched and os.path.lexists(spec) and not os.path.lexists(name):
         raise PlayerNotFound(f"no player named {spec!r}: '@{depth}' is read as a search depth, so it names "
                              f"{name}, which does not exist; the file or folder {spec} is named {spec}@0")
@@ -553,7 +554,19 @@ def _is_torch_module(obj: Any) -> bool:
     return any(f"{k.__module__}.{k.__qualname__}" == "torch.nn.modules.module.Module" for k in type(obj).__mro__)
 
 
-_CODE_SPEC = re.compile(r"(.+):([^\W\d]\w*)")  # NAME: a Python identifier (ПервыйХод too)
+_CODE_SPEC = re.compile(r"(.+):([^:]+)")
+
+
+def _code_spec(name: str) -> tuple[str, str] | None:
+    """``(source, NAME)`` of ``FILE.py:NAME`` or ``module:NAME``, NAME a Python identifier in any
+    script (``ПервыйХод``, ``खिलाड़ी``: ``str.isidentifier``), else None."""
+    code = _CODE_SPEC.fullmatch(name)
+    return (code.group(1), code.group(2)) if code is not None and code.group(2).isidentifier() else None
+
+
+def _is_module(source: str) -> bool:
+    """Whether ``source`` is a dotted module name (``my_agents.strong``)."""
+    return all(part.isidentifier() for part in source.split("."))
 _DEPTH = re.compile(r"[0-9]+")
 
 
@@ -573,20 +586,19 @@ def names_code(spec: str) -> bool:
     rather than a bot, a network file or folder (``runs/exp:v2``) or a plugin's name; as
     ``load_player`` tells them apart."""
     name = search_depth(spec)[0]
-    code = _CODE_SPEC.fullmatch(name)
+    code = _code_spec(name)
     if code is None:
         return False
-    return code.group(1).endswith(".py") or (_MODULE.fullmatch(code.group(1)) is not None
+    return code[0].endswith(".py") or (_is_module(code[0])
                                              and not os.path.lexists(name))
 
 
 def code_file(spec: str) -> Path | None:
     """The source file of a ``FILE.py:NAME`` player name (``@N`` allowed), when that file exists; else None."""
-    code = _CODE_SPEC.fullmatch(search_depth(spec)[0])
-    if code is None or not code.group(1).endswith(".py") or not os.path.isfile(code.group(1)):
+    code = _code_spec(search_depth(spec)[0])
+    if code is None or not code[0].endswith(".py") or not os.path.isfile(code[0]):
         return None
-    return Path(code.group(1))
-_MODULE = re.compile(r"[^\W\d]\w*(\.[^\W\d]\w*)*")
+    return Path(code[0])
 
 
 def _load_code_player(spec: str, source: str, name: str, rules: Rules | None, depth: str | None) -> Player:
@@ -658,6 +670,8 @@ def _code_player(spec: str, source: str, name: str) -> Any:
             raise ValueError(f"{spec!r}: importing {source} failed: {type(exc).__name__}: {exc}") from exc
         except Exception as exc:
             raise ValueError(f"{spec!r}: importing {source} failed: {type(exc).__name__}: {exc}") from exc
+    if not hasattr(module, name) and hasattr(module, unicodedata.normalize("NFKC", name)):
+        name = unicodedata.normalize("NFKC", name)  # as Python reads the names in its source (ﬁrst: first)
     if not hasattr(module, name):
         raise PlayerNotFound(f"{spec!r}: {source} has no {name!r}")
     obj = getattr(module, name)

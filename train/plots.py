@@ -127,7 +127,7 @@ def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: 
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         _marker(draw, w - right + 30, ly, shape, color)
-        draw.text((w - right + 52, ly), label, fill="black", font=font, anchor="lm")
+        draw.text((w - right + 52, ly), _fit(label, font, right - 56), fill="black", font=font, anchor="lm")
     return _save_png(img, out_png, follow)
 
 
@@ -144,6 +144,17 @@ def _marker(draw: Any, x: float, y: float, shape: str, color: Any, r: float = 5)
         draw.polygon([(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)], fill=color)
     else:
         draw.ellipse([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color)
+
+
+def _fit(text: str, font: Any, width: float) -> str:
+    """``text`` as drawn in ``font`` within ``width`` pixels: whole if it fits, else its end, marked
+    as cut (labels are shortened by characters first; a wider font's may still be too long)."""
+    if font.getlength(text) <= width:
+        return text
+    keep = len(text)
+    while keep > 1 and font.getlength("..." + text[-keep:]) > width:
+        keep -= 1
+    return "..." + text[-keep:]
 
 
 def _short(name: str, most: int = 24) -> str:
@@ -197,16 +208,27 @@ def _canvas(w: int, h: int, size: int, small_size: int, texts: Iterable[str] = (
     from PIL import Image, ImageDraw, ImageFont
 
     img = Image.new("RGB", (w, h), "white")
-    wide = sorted({c for text in texts for c in text if not c.isascii()})
+    wide = sorted({c for text in texts for c in text if not c.isascii() and c.isprintable()})
     if wide:
+        best: tuple[Any, str, list[str]] | None = None  # the font that has the most of them
         for name in _WIDE_FONTS:
             try:
-                return img, ImageDraw.Draw(img), ImageFont.truetype(name, size), ImageFont.truetype(name, small_size)
+                font = ImageFont.truetype(name, size)
             except OSError:  # not on this system
                 continue
-        warnings.warn(f"no font with {''.join(wide[:8])!r} found (looked for {', '.join(_WIDE_FONTS)}): the "
-                      "picture draws those letters as boxes; install one, e.g. DejaVu Sans (fonts-dejavu)",
-                      stacklevel=3)
+            box = bytes(font.getmask("\U0010fffd"))  # what the font draws for a letter it lacks
+            lacks = [c for c in wide if bytes(font.getmask(c)) == box]  # DejaVu has Cyrillic, not Chinese
+            if best is None or len(lacks) < len(best[2]):
+                best = (font, name, lacks)
+            if not lacks:
+                break
+        if best is None or best[2]:
+            lacking = "".join((best[2] if best else wide)[:8])
+            warnings.warn(f"no font with {lacking!r} found (looked for {', '.join(_WIDE_FONTS)}): the picture "
+                          "draws those letters as boxes; install one that has them, e.g. DejaVu Sans "
+                          "(fonts-dejavu) for Cyrillic, Noto Sans CJK for Chinese", stacklevel=3)
+        if best is not None:
+            return img, ImageDraw.Draw(img), best[0], ImageFont.truetype(best[1], small_size)
     try:
         font, small = ImageFont.load_default(size=size), ImageFont.load_default(size=small_size)
     except TypeError:  # Pillow < 10.1
@@ -247,9 +269,10 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     from .evaluate import ladder_provenance
 
     footer = ladder_provenance(ladder)  # what reproduces the chart: the seed, rules and version
-    left, right, top, bottom = 190, 90, 50, 72 if footer else 50
+    left, top, bottom = 190, 50, 72 if footer else 50
     h = top + bottom + row_h * len(ratings)
     img, draw, font, small = _canvas(w, h, 15, 13, [footer, *(str(r["player"]) for r in ratings)])
+    right = max(70, round(font.getlength(">=+999")) + 14)  # room for a value past an open end
     # The axis spans what the games support: a clean sweep's open end (a pseudo-win's value,
     # which grows with the games and bounds nothing) is drawn to the edge, not measured.
     bounds = [elo_bound(r, ratings) for r in ratings]
@@ -266,7 +289,12 @@ def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Pat
     def x(v: float) -> float:
         return left + (w - left - right) * (v - lo) / span
 
-    names = _labels([str(r["player"]) for r in ratings])
+    players = [str(r["player"]) for r in ratings]
+    most = 24
+    names = _labels(players, most)
+    while most > 8 and max(font.getlength(name) for name in names) > left - 14:  # a wider font's letters
+        most -= 1
+        names = _labels(players, most)
     first = names[ratings.index(ladder["ratings"][0])]  # the anchor, labelled as in its row
     draw.text((w / 2, 18), f"Elo ratings against {first} ({ladder['games_per_pair']} games = {ladder['games_per_pair'] // 2} dice pairs a match, 95% CI)",
               fill="black", font=font, anchor="mm")

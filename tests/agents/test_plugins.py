@@ -89,6 +89,11 @@ def test_your_own_player_by_file_or_module_name(tmp_path, monkeypatch):
     # NAME is any Python identifier, not only an ASCII one (it was read as a path that did not exist).
     (tmp_path / "мой игрок.py").write_text("from my_agent import FirstPlay as ПервыйХод\n")
     assert type(load_player(f"{tmp_path / 'мой игрок.py'}:ПервыйХод")).__name__ == "FirstPlay"
+    # ... with combining marks too (Devanagari; \w has no Mn), and as Python reads it (NFKC: ﬁrst is first)
+    (tmp_path / "hindi.py").write_text("from my_agent import FirstPlay as खिलाड़ी, FirstPlay as first\n")
+    assert type(load_player(f"{tmp_path / 'hindi.py'}:खिलाड़ी")).__name__ == "FirstPlay"
+    assert type(load_player(f"{tmp_path / 'hindi.py'}:\ufb01rst")).__name__ == "FirstPlay"
+    assert not players.names_code(f"{tmp_path / 'hindi.py'}:²x") and not players.names_code("runs/exp:v2")
     for spec, message in ((f"{tmp_path / 'nothere.py'}:X", "there is no file"),
                           (f"{tmp_path / 'my_agent.py'}:Nope", "has no 'Nope'"),
                           ("no_such_module_here:X", "no module 'no_such_module_here' to import from here"),

@@ -853,7 +853,27 @@ def test_pictures_of_names_beyond_ascii_use_a_font_that_has_their_letters(monkey
         assert "no font with 'бймот' found" in str(said[0].message)
     else:  # Pillow's default draws Cyrillic as boxes
         assert os.path.basename(font.path) in plots._WIDE_FONTS and font.size == 15 and small.size == 13
+    # The font must have the letters: DejaVu has Cyrillic but no Chinese, which is said (and the
+    # Cyrillic still drawn with it rather than with Pillow's font, which has neither).
+    from PIL import ImageFont
+
+    try:
+        ImageFont.truetype("DejaVuSans.ttf", 15)
+    except OSError:
+        dejavu = False
+    else:
+        dejavu = True
+        monkeypatch.setattr(plots, "_WIDE_FONTS", ("DejaVuSans.ttf",))
+        with pytest.warns(UserWarning, match="no font with '家玩' found"):
+            _, _, font, _ = plots._canvas(10, 10, 15, 13, ["мой бот", "玩家"])
+        assert os.path.basename(font.path) == "DejaVuSans.ttf"
+    # Labels are shortened to the pixels they have, keeping their end.
+    long = "runs/эксперимент_длинное_имя"
+    fitted = plots._fit(long, font, 120)
+    assert font.getlength(fitted) <= 120 and fitted.startswith("...") and long.endswith(fitted[3:])
+    assert plots._fit("race", font, 120) == "race"
+    assert dejavu or said  # on a system without DejaVu the first half said so
     monkeypatch.setattr(plots, "_WIDE_FONTS", ("no-such-font-here.ttf",))
     with pytest.warns(UserWarning, match=r"no font with 'бймот' found \(looked for no-such-font-here.ttf\).*"
-                                         r"install one, e.g. DejaVu Sans"):
+                                         r".*install one that has them, e.g. DejaVu Sans"):
         plots._canvas(10, 10, 15, 13, ["мой бот"])
