@@ -230,10 +230,10 @@ def _canvas(w: int, h: int, size: int, small_size: int, texts: Iterable[str] = (
         if best is not None:
             return img, ImageDraw.Draw(img), best[0], ImageFont.truetype(best[1], small_size)
     try:
-        font, small = ImageFont.load_default(size=size), ImageFont.load_default(size=small_size)
+        default, small = ImageFont.load_default(size=size), ImageFont.load_default(size=small_size)
     except TypeError:  # Pillow < 10.1
-        font = small = ImageFont.load_default()
-    return img, ImageDraw.Draw(img), font, small
+        default = small = ImageFont.load_default()
+    return img, ImageDraw.Draw(img), default, small
 
 
 def _save_png(img: Any, out_png: str | Path, follow: bool = False) -> Path:
