@@ -962,8 +962,13 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
                              "depend on it: to reproduce a result, give the chunk_pairs it records")
     parser.add_argument("--json", action="store_true", help=json_help)
-    parser.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
+    parser.add_argument("--rules", help=RULES_HELP +
                                         "(default: those the network players were trained under, else the defaults)")
+
+
+RULES_HELP = ("rule variants as JSON; keys left out take the 2026 code's values, except that every game is "
+              "cubeless (the cube is not implemented yet) ")
+"""The start of every --rules help but ``moves``'s."""
 
 
 def _version() -> str:
@@ -1006,7 +1011,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=_SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
     bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
+    bench.add_argument("--rules", help=RULES_HELP +
                                        "(with --search, default: those the player was trained under)")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
@@ -1052,7 +1057,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--top", type=_COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
-    hint.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
+    hint.add_argument("--rules", help=RULES_HELP +
                                       "(default: those the player was trained under)")
     hint.set_defaults(func=_cmd_hint)
 
@@ -1074,7 +1079,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="seed of the dice, of a random colour and of a randomising opponent's plays, "
                            "0 to 2**32 - 1 (default: fresh each session)")
     play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
-    play.add_argument("--rules", help="rule variants as JSON, keys left out take the defaults (the 2026 code, cubeless) "
+    play.add_argument("--rules", help=RULES_HELP +
                                       "(default: those the player was trained under)")
     play.set_defaults(func=_cmd_play)
 

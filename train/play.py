@@ -43,6 +43,7 @@ from nardy_env import (
     parse_npn,
     to_common_point,
 )
+from nardy_env._runtime import printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
@@ -115,6 +116,7 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
     text = re.sub("[\u2010-\u2015\u2212]", "-", text)  # the dashes a phone or word processor types for '-'
     text = re.sub(r"\s*/\s*", "/", text)  # 24 / 18
+    text = re.sub(r"(?<=\d)\s+-\s*(?=\d|off)|(?<=\d)\s*-\s+(?=\d|off)", "-", text)  # 24 - 18
     text = re.sub(r"(?<=\d)[-.](?=\d|off)", "/", text)  # 24-18, as many clubs write it; 24.18
     for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
@@ -311,13 +313,20 @@ class _Session:
         self.score = {"you": 0, "opponent": 0}
 
     def say(self, text: str = "") -> None:
+        """One message: control characters escaped (an error may quote what was typed, and an
+        escape sequence typed must not drive the terminal); a one-line message longer than the
+        terminal is wide wrapped at words (boards and lists are drawn to fit already)."""
+        text = printable(text)
+        if "\n" not in text and len(text) > min(shutil.get_terminal_size((80, 24)).columns, 100) - 1:
+            text = wrap(text)
         print(text, file=self.out, flush=True)
         self.said += 1
 
     def ask(self, prompt: str) -> str:
         while True:
             try:
-                text = self.read(prompt).strip()
+                # A byte order mark (a script saved by Windows Notepad starts with one) is invisible.
+                text = self.read(prompt).replace("\ufeff", "").strip()
                 if len(text) > MAX_INPUT:  # never echoed back whole (a paste gone wrong)
                     self.say(f"That line is {len(text):,} characters long; a play is a few moves, e.g. "
                              "24/18 18/13 (type help for more).")
@@ -402,7 +411,11 @@ class _Session:
                     continue
                 if answer in ("undo", "u", "n", "no", "н", "нет") or _is_choice(answer):
                     break
-                if answer in ("list", "hint", "npn", "position", "read", "help", "?"):
+                if answer == "read":  # the position previewed, not the one before the play
+                    self.say(f"After your play {format_move_sequence(chosen['moves'])} ({then}): "
+                             + board_words(flip(after_state), side.other))
+                    continue
+                if answer in ("list", "hint", "npn", "position", "help", "?"):
                     self.command(answer, side, npn, dice, plays)
                     continue
                 self.say("Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit.")

@@ -37,6 +37,11 @@ class Recorder:
         return picks
 
 
+def _flat(text: str) -> str:
+    """The session's output with its line breaks as spaces: long messages are wrapped to the terminal."""
+    return " ".join(text.split())
+
+
 def typed(moves, off="off") -> str:
     """Moves as a person types them, written here rather than with the program's formatter."""
     return " ".join(f"{a}/{off if b == 0 else b}" for a, b in moves)
@@ -224,6 +229,7 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     assert parse_play("13/7(2) 6/off") == [(13, 7), (13, 7), (6, 0)]
     # The '/' key of the Russian layout types '.'; clubs write '-'.
     assert parse_play("24.18 18.13") == parse_play("24-18 18-13") == [(24, 18), (18, 13)]
+    assert parse_play("24 - 18 18 -13") == parse_play("24- 18, 6 - off") [:1] + [(18, 13)] == [(24, 18), (18, 13)]
     assert parse_play("13.7(2) 6.off") == [(13, 7), (13, 7), (6, 0)]
     # Dashes a phone types for '-', and spaces around '/'.
     assert parse_play("24\u201318 18\u201413") == parse_play("24\u221218 18 / 13") == [(24, 18), (18, 13)]
@@ -266,7 +272,7 @@ def test_hint_at_the_prompt_numbers_the_plays_and_the_final_board_says_who_won()
     score = play_session(race, human=Color.WHITE, seed=4, games=1, read=lambda prompt: next(lines) + "\n", out=out)
     text = out.getvalue()
     assert ("race's ranking, best first (score, higher is better for you; each play keeps its number in "
-            "the list: type it to choose the play):") in text
+            "the list: type it to choose the play):") in _flat(text)
     # Each ranked play shows its number in the list (what typing it chooses), never a rank of its own.
     listed = dict(re.findall(r"(\d+)\. (\S+(?: \S+)*)", text.split("race's ranking")[0].rsplit("legal play", 1)[1]))
     ranked = re.findall(r"\n  #(\d+) +(\S.*?\S) +[-+]\d+\.\d+\n", text.split("race's ranking")[1])
@@ -374,7 +380,7 @@ def test_confirm_prompt_takes_another_play_and_npn_shows_the_position():
     play_session(opponent, human=Color.WHITE, seed=7, games=1, read=Human(out, opponent, turn), out=out)
     text = out.getvalue()
     assert f"{chosen['npn']}  (dice " in text
-    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in text
+    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in _flat(text)
     assert "Undone" not in text
     assert format_npn(opponent.seen[chosen["seen"]], Color.BLACK) == chosen["result"]
 
@@ -455,4 +461,43 @@ def test_a_number_out_of_range_at_the_confirm_prompt_says_the_play_was_not_made(
 
     play_session(opponent, human=Color.WHITE, seed=7, games=1, read=Human(out, opponent, turn), out=out)
     text = out.getvalue()
-    assert f"choose 1..{done['n']}. The play you were confirming is not played either." in text
+    assert f"choose 1..{done['n']}. The play you were confirming is not played either." in _flat(text)
+
+
+def test_read_at_the_confirm_prompt_describes_the_position_after_the_play():
+    out = io.StringIO()
+    lines = iter(["read", "1", "read", "y"] + ["quit", "y"] * 5)
+    play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    text = _flat(out.getvalue())
+    said = re.search(r"After your play (\S+(?: \S+)*) \((?:black rolls next|this play wins[^)]*)\): (White: .*?\.) ", text)
+    assert said, text
+    before = re.findall(r"White: [^.]*\.", text.split("After your play")[0])
+    assert before and said.group(2) not in before  # the words describe the new position, not the old one
+
+
+def test_a_byte_order_mark_and_control_characters_typed_are_handled():
+    out = io.StringIO()
+    lines = iter(["\ufeff\x1b[7mnonsense", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\ufeff" not in text
+    assert "'\\x1b[7mnonsense' is not a move" in text
+    out = io.StringIO()
+    lines = iter(["\ufeff1", "y", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    assert "is not a move" not in out.getvalue() and "After your play" in out.getvalue()
+
+
+def test_long_messages_are_wrapped_to_a_narrow_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")
+    out = io.StringIO()
+    lines = iter(["24/18 bogus", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    text = out.getvalue()
+    message = [line for line in text.splitlines() if "not a move" in line]
+    assert message and all(len(line) <= 39 for line in message)
+    assert "'bogus' is not a move; write moves as FROM/TO" in _flat(text)
