@@ -72,6 +72,16 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return over, np.where(over, equity, 0.0)
 
 
+def _row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``values @ weights``, each row summed in the same order whatever the batch: a BLAS
+    product rounds a row by where it stands in the matrix (1.0 or 1.0000000000000002 for the
+    same 21 values), and an exact tie must stay one so the tie-break, not the batch, decides."""
+    total = values[:, 0] * weights[0]
+    for j in range(1, weights.shape[0]):
+        total = total + values[:, j] * weights[j]
+    return total
+
+
 DEEP_LEAVES = 2048
 """Search at 2-ply or more takes ``batch // DEEP_LEAVES`` states at a time (32 with the default
 batch): a state's 2-ply search reaches some 40,000 positions, so a group holds about 20 batches'
@@ -152,7 +162,8 @@ class SearchPlayer:
             if hasattr(self.evaluator, "equity"):
                 equity = np.asarray(self.evaluator.equity(raw), dtype=np.float32)
             else:
-                equity = np.asarray(self.evaluator.outcomes(raw), dtype=np.float32) @ EQUITY.astype(np.float32)
+                equity = _row_sums(np.asarray(self.evaluator.outcomes(raw), dtype=np.float32),
+                                   EQUITY.astype(np.float32))
             value[rows] = equity
         return value
 
@@ -182,7 +193,7 @@ class SearchPlayer:
         replies = legal_afterstates(positions, dice, self.rules, validate=False)
         reply_value = self._ranked_values(replies, ply - 1)
         best = segment_max(reply_value, replies.offsets).reshape(n, len(ROLLS))
-        value[live] = -(best @ ROLL_WEIGHTS)
+        value[live] = -_row_sums(best, ROLL_WEIGHTS)
         return value
 
     def _ranked_values(self, found: Afterstates, ply: int, tie_rank: np.ndarray | None = None) -> np.ndarray:

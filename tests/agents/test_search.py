@@ -261,3 +261,25 @@ def test_players_say_what_they_are():
         return np.zeros(len(states), np.int64)
 
     assert repr(FunctionPlayer(first)).startswith("FunctionPlayer(<function ")
+
+
+def test_an_exact_one_ply_tie_stays_one_whatever_the_batch_holds():
+    # White to move, dice 1-5: black bears off its last checker whatever white plays, so every
+    # candidate is worth exactly minus one game at 1-ply, and the tie-break (the earliest sorted
+    # result) must choose, not the candidate's or the position's row in the batch. A BLAS
+    # product rounds a row of 21 equal values by where the row stands in the matrix.
+    state, _ = parse_npn("1,1,0,1,0,1,0,0,0,0,0,0,-1,0,0,0,0,0,0,0,0,0,0,0:11,14:w")
+    found = legal_afterstates(state[None], np.array([[1, 5]]))
+    player = SearchPlayer(LinearEvaluator(), ply=1, filter_k=10)
+    alone = player.equity(found.states)
+    assert alone.size >= 3 and np.unique(alone).size == 1
+    for copies in range(1, 9):
+        values = player.equity(np.repeat(found.states, copies, axis=0))
+        assert np.unique(values).size == 1 and values[0] == alone[0], copies
+    rng = np.random.default_rng(0)
+    other, _ = parse_npn(npn({2: 1, 3: 2, 5: 2, 6: 2}, {13: 1}, off=(8, 14)))
+    for before in range(1, 7):
+        states = np.concatenate([np.repeat(other[None], before, axis=0), state[None]])
+        dice = np.concatenate([np.tile([[4, 4]], (before, 1)), [[1, 5]]])
+        picks = player.choose(states, legal_afterstates(states, dice), rng)
+        assert picks[-1] == 0, before  # the core's order puts the earliest sorted result first here

@@ -41,7 +41,10 @@ def static(ev, states: np.ndarray) -> np.ndarray:
     out = np.where(states[:, 25] == 0, 2.0, 1.0)
     live = states[:, 24] != 15
     if live.any():
-        out[live] = ev.outcomes(raw_positions(states[live])) @ EQUITY.astype(np.float32)
+        weights = EQUITY.astype(np.float32)
+        # Each row summed left to right, as the player does (whatever the batch holds).
+        out[live] = [sum(o * w for o, w in zip(row, weights, strict=True))
+                     for row in ev.outcomes(raw_positions(states[live]))]
     return out
 
 
