@@ -31,7 +31,7 @@ from .search import SearchPlayer, rules_to_play
 
 __all__ = [
     "POLICY_FORMAT", "ONNX_FILE", "JSON_FILE", "INPUT_NAME", "OUTPUT_NAMES", "OUTCOME_NAMES",
-    "EQUITY_WEIGHTS", "KNOWN_FEATURES_VERSIONS", "METADATA_KEYS", "PolicyError", "OnnxEvaluator",
+    "EQUITY_WEIGHTS", "KNOWN_FEATURES_VERSIONS", "METADATA_KEYS", "RULES_METADATA", "PolicyError", "OnnxEvaluator",
     "read_policy_json", "load_policy", "onnx_player", "contract_input", "contract_outputs",
 ]
 
@@ -44,9 +44,13 @@ OUTPUT_NAMES = ("outcomes", "equity")
 OUTCOME_NAMES = OUTCOMES
 """Columns of ``outcomes``, from the view of the side that has just moved."""
 KNOWN_FEATURES_VERSIONS = (FEATURES_VERSION,)
-"""Feature encodings this code knows; a policy recording another one is refused."""
+"""Feature encodings this code computes. A policy recording another one still plays (its encoding
+is inside its graph); a checkpoint recording another one is refused (its network needs the features)."""
 METADATA_KEYS = {"format": "nardy.format", "features_version": "nardy.features_version"}
 """Keys of the ONNX model's metadata_props that repeat policy.json's values."""
+RULES_METADATA = "nardy.rules"
+"""The ONNX metadata key that repeats policy.json's rules (as ``Rules.to_json()``; exports since
+0.1.x carry it): the rules are bound to the graph, not only to the file beside it."""
 
 _REQUIRED_KEYS = ("format", "rules", "input", "outputs", "network", "features_version", "training")
 
@@ -134,16 +138,19 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     except (RulesError, TypeError) as exc:
         raise PolicyError(f"{file}: rules: {exc}") from None
     version = info["features_version"]
-    if version not in KNOWN_FEATURES_VERSIONS:
-        raise PolicyError(f"{file} was exported with features {version!r}; this code knows "
-                          f"{list(KNOWN_FEATURES_VERSIONS)}: it comes from another version of nardy (play it "
-                          "with that version)")
+    if not isinstance(version, str) or not version:
+        raise PolicyError(f"{file}: 'features_version' must be a string, got {version!r}")
+    # A version this code does not compute still plays: the encoding is inside the graph (docs/policy.md).
     network = info["network"]
     if not isinstance(network, dict):
         raise PolicyError(f"{file}: 'network' must be an object")
     if network.get("features_version", version) != version:
         raise PolicyError(f"{file}: features version mismatch: the network records "
                           f"{network.get('features_version')!r}, the file {version!r}")
+    hidden = network.get("hidden", [])
+    if not isinstance(hidden, list) or not all(type(h) is int and h > 0 for h in hidden):
+        raise PolicyError(f"{file}: network 'hidden' must be a list of layer sizes (whole numbers above 0), "
+                          f"got {hidden!r}")
     inp = info["input"]
     if not isinstance(inp, dict) or inp.get("name") != INPUT_NAME or inp.get("dtype") != "float32":
         raise PolicyError(f"{file}: 'input' must describe one float32 input named {INPUT_NAME!r}, "
@@ -161,6 +168,19 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     training = info["training"]
     if not isinstance(training, dict) or "games" not in training or "config" not in training:
         raise PolicyError(f"{file}: 'training' must be an object with 'games' and 'config'")
+    games = training["games"]
+    if type(games) is not int or games < 0:
+        raise PolicyError(f"{file}: training 'games' must be a whole number, 0 or more, got {games!r}")
+    config = training["config"]
+    trained = config.get("rules") if isinstance(config, dict) else None
+    if trained is not None:  # the run's own rules (maybe fewer keys) must be the file's
+        try:
+            same = Rules.from_dict(trained) == Rules.from_dict(info["rules"])
+        except (RulesError, TypeError, AttributeError) as exc:
+            raise PolicyError(f"{file}: training config rules: {exc}") from None
+        if not same:
+            raise PolicyError(f"{file} contradicts itself: its rules are {json.dumps(info['rules'])}, but the "
+                              f"training config it records played {json.dumps(trained)}")
     return info
 
 
@@ -314,8 +334,10 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
     """Load and check a policy folder: the evaluator and policy.json's content.
 
     Raises PolicyError for a missing folder or file, a wrong format, a graph
-    whose inputs or outputs break the contract, a features version this code
-    does not know, or a policy.onnx that is not the one policy.json describes.
+    whose inputs or outputs break the contract, or a policy.onnx that is not the
+    one policy.json describes: its SHA-256 (``onnx.sha256``, which nardy export
+    records; a policy.json from elsewhere may leave it out) or the format, features
+    version or rules that the graph's metadata repeats differ from policy.json's.
     """
     folder = _folder(path)
     info = read_policy_json(folder)
@@ -334,6 +356,14 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
         if meta_key in meta and meta[meta_key] != info[key]:
             raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: the model's "
                               f"{key} is {meta[meta_key]!r}, policy.json's {info[key]!r}")
+    if RULES_METADATA in meta:
+        try:
+            graph_rules = Rules.from_dict(json.loads(meta[RULES_METADATA]))
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise PolicyError(f"{onnx_path}: its metadata {RULES_METADATA} cannot be read: {exc}") from None
+        if graph_rules != Rules.from_dict(info["rules"]):
+            raise PolicyError(f"{onnx_path} does not match {folder / JSON_FILE}: the model was exported for "
+                              f"rules {graph_rules.to_json()}, policy.json says {json.dumps(info['rules'])}")
     return evaluator, info
 
 

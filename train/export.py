@@ -42,6 +42,7 @@ from agents.onnx_policy import (
     ONNX_FILE,
     OUTPUT_NAMES,
     POLICY_FORMAT,
+    RULES_METADATA,
     OnnxEvaluator,
     PolicyError,
     contract_input,
@@ -346,6 +347,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     for key, meta_key in METADATA_KEYS.items():
         value = POLICY_FORMAT if key == "format" else FEATURES_VERSION
         model.metadata_props.add(key=meta_key, value=value)
+    model.metadata_props.add(key=RULES_METADATA, value=rules.to_json())
     try:
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:

@@ -24,6 +24,7 @@ from agents.onnx_policy import (
     JSON_FILE,
     ONNX_FILE,
     POLICY_FORMAT,
+    RULES_METADATA,
     OnnxEvaluator,
     PolicyError,
     contract_input,
@@ -126,7 +127,8 @@ def test_onnx_graph_is_one_file_with_the_contract_signature(exported):
     assert {o.domain or "ai.onnx": o.version for o in model.opset_import}["ai.onnx"] == policy["onnx"]["opset"]
     assert model.producer_name == "pytorch"
     assert {p.key: p.value for p in model.metadata_props} == {
-        "nardy.format": POLICY_FORMAT, "nardy.features_version": FEATURES_VERSION}
+        "nardy.format": POLICY_FORMAT, "nardy.features_version": FEATURES_VERSION,
+        "nardy.rules": DEFAULT_RULES.to_json()}
 
 
 def test_graph_encodes_features_itself_and_matches_torch_at_any_batch_size(exported, checkpoint):
@@ -340,8 +342,14 @@ def test_missing_folder_file_and_files(exported, tmp_path):
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"format": "nardy-policy/2"}, r"has format 'nardy-policy/2'; this code reads 'nardy-policy/1' \(a newer export"),
-    ({"features_version": "nardy-features/9"}, "exported with features 'nardy-features/9'"),
+    ({"features_version": 9}, "'features_version' must be a string, got 9"),
     ({"network": {"hidden": [8], "features_version": "nardy-features/0"}}, "features version mismatch"),
+    ({"network": {"hidden": [8.5]}}, r"network 'hidden' must be a list of layer sizes .* got \[8.5\]"),
+    ({"training": {"games": -5, "config": {}}}, "training 'games' must be a whole number, 0 or more, got -5"),
+    ({"training": {"games": "lots", "config": {}}}, "training 'games' must be a whole number, 0 or more, got 'lots'"),
+    ({"training": {"games": 10, "config": {"rules": {"block_rule": "home"}}}},
+     r"policy.json contradicts itself: its rules are .* but the training config it records played "
+     r"\{\"block_rule\": \"home\"\}"),
     ({"training": None}, r"lacks the key\(s\) \['training'\]"),
     ({"rules": {"block_rule": "nowhere"}}, "rules: block_rule must be one of"),
     ({"input": {"name": "x", "dtype": "float32", "shape": ["N", 50]}}, "one float32 input named 'positions'"),
@@ -351,6 +359,39 @@ def test_missing_folder_file_and_files(exported, tmp_path):
 def test_bad_policy_json_is_refused_with_a_clear_message(exported, tmp_path, changes, message):
     with pytest.raises(PolicyError, match=message):
         onnx_player(_with_json(exported, tmp_path, **changes))
+
+
+def test_a_features_version_this_code_does_not_compute_still_plays(exported, tmp_path):
+    """The encoding is inside the graph (docs/policy.md: features_version is informative), so a
+    policy from another version of nardy plays: only its files must agree with each other."""
+    version = "nardy-features/9"
+    folder = _with_model(exported, tmp_path, _toy_model(metadata={"nardy.features_version": version}))
+    info = json.loads((folder / JSON_FILE).read_text())
+    info["features_version"] = info["network"]["features_version"] = version
+    info["training"]["config"] = {}  # and a run's config without rules is the file's rules
+    (folder / JSON_FILE).write_text(json.dumps(info))
+    player = onnx_player(folder)
+    assert player.evaluator.outcomes(np.zeros((2, 50), np.float32)).shape == (2, 4)
+
+
+def test_the_rules_travel_in_the_graph_too(exported, tmp_path):
+    """An export binds its rules to the graph's metadata: a policy.json edited to other rules, or
+    a graph beside another export's file, is refused even without the file's SHA-256."""
+    meta = onnx.load_model_from_string((exported[0] / ONNX_FILE).read_bytes()).metadata_props
+    assert Rules.from_dict(json.loads({p.key: p.value for p in meta}[RULES_METADATA])) == DEFAULT_RULES
+    club = {**DEFAULT_RULES.to_dict(), "block_rule": "home"}
+    folder = _copy_policy(exported[0], tmp_path / "edited")
+    info = json.loads((folder / JSON_FILE).read_text())
+    del info["onnx"]  # a policy.json from elsewhere may leave the hash out
+    info["rules"] = club
+    info["training"]["config"] = {}
+    (folder / JSON_FILE).write_text(json.dumps(info))
+    with pytest.raises(PolicyError, match=r"the model was exported for rules .*\"block_rule\": \"ahead\".*"
+                                          r"policy.json says .*\"block_rule\": \"home\""):
+        onnx_player(folder)
+    folder = _with_model(exported, tmp_path, _toy_model(metadata={RULES_METADATA: "not json"}))
+    with pytest.raises(PolicyError, match="its metadata nardy.rules cannot be read"):
+        onnx_player(folder)
 
 
 def test_policy_json_that_is_not_json(exported, tmp_path):
