@@ -320,6 +320,13 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         network = TDNetwork(shape.get("hidden"))  # type: ignore[arg-type]  # checked by TDNetwork
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: its network shape cannot be built: {_first_line(exc)}") from None
+    # The rest of the shape is what this code builds: a file saying otherwise was made for another network.
+    built = network.shape()
+    differ = [f"{key} {shape[key]!r} (this code builds {built[key]!r})" for key in ("input", "outputs", "features_version")
+              if key in shape and shape[key] != built[key]]
+    if differ:
+        raise CheckpointError(f"{path}: its network records {'; '.join(differ)}: made for another network "
+                              "(or edited by hand)")
     expected = {name: tuple(t.shape) for name, t in network.state_dict().items()}
     stored = {name: tuple(t.shape) for name, t in weights.items() if isinstance(t, torch.Tensor)}
     problems = [f"{name} is missing" for name in expected if name not in weights]
@@ -331,6 +338,11 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise CheckpointError(f"{path}: its weights do not fit the network it records (hidden "
                               f"{list(network.hidden)}): {'; '.join(problems[:3])}{more}")
+    integral = [name for name in expected if not weights[name].is_floating_point()]
+    if integral:  # load_state_dict would copy them into the float weights, truncated: a network of zeros
+        raise CheckpointError(f"{path}: its weights {', '.join(integral[:3])} hold "
+                              f"{weights[integral[0]].dtype} values, not floating-point ones: damaged or "
+                              "converted by hand")
     bad = _not_finite(weights)
     if bad:
         raise CheckpointError(f"{path} is damaged: {', '.join(bad)} holds values that are not finite (NaN or "

@@ -147,6 +147,20 @@ def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
     shape = _resaved(tmp_path, "shape.pt", lambda p: p["network"].update(hidden=[16]))
     with pytest.raises(CheckpointError, match=r"shape.pt: its weights do not fit .*hidden \[16\].*body.0.weight is \[8, "):
         load_checkpoint(shape)
+    # A shape made for another network, or weights turned into integers (loaded, they would be zeros).
+    feats = _resaved(tmp_path, "feats.pt", lambda p: p["network"].update(features_version="nardy-features/2"))
+    with pytest.raises(CheckpointError, match=r"feats.pt: its network records features_version 'nardy-features/2' "
+                                              r"\(this code builds 'nardy-features/1'\)"):
+        load_checkpoint(feats)
+    wide = _resaved(tmp_path, "wide.pt", lambda p: p["network"].update(input=51, outputs=["win", "lose", "draw"]))
+    with pytest.raises(CheckpointError, match=r"wide.pt: its network records input 51 \(this code builds 50\); "
+                                              r"outputs \['win', 'lose', 'draw'\]"):
+        load_checkpoint(wide)
+    ints = _resaved(tmp_path, "ints.pt", lambda p: p.update(
+        state_dict={name: t.to(torch.int32) for name, t in p["state_dict"].items()}))
+    with pytest.raises(CheckpointError, match=r"ints.pt: its weights body.0.weight, .* hold torch.int32 values, "
+                                              "not floating-point ones"):
+        td_player(ints)
     extra = _resaved(tmp_path, "extra.pt", lambda p: p["state_dict"].update(stray=torch.zeros(2)))
     with pytest.raises(CheckpointError, match="'stray' has no place in it"):
         load_checkpoint(extra)
