@@ -452,8 +452,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     ``rules``: the rules of the games it will play; a network player named here searches
     under them (with a warning if it was trained under others). None loads nardy's network
     players under the rules they were trained under (their ``rules`` attribute says which),
-    and any other named player (a bot, a plugin's player) under the default rules. A player object that searches under other rules
-    than ``rules`` gets a warning: its look-ahead would not follow the game it plays.
+    and any other named player (a bot, a plugin's player) under the default rules. A player
+    object whose ``rules`` attribute differs from ``rules`` gets a warning: one that searches
+    would look ahead under other rules than the game's, and a network loaded with the rules it
+    was trained under would play a game it never learnt.
     """
     if rules is not None:
         rules = as_rules(rules)
@@ -474,6 +476,11 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
                               "does not follow the game's rules", stacklevel=2)
+            elif rules is not None and isinstance(own, Rules) and own != rules:
+                # A network player loaded by name carries the rules it was trained under (or was asked to play).
+                warnings.warn(f"{player_name(spec, type(spec).__name__)} was made for rules {own.to_json()}, but "
+                              f"plays a game under {rules.to_json()}: a network never learnt them unless it "
+                              "was trained under them", stacklevel=2)
             return cast(Player, spec)
         if callable(getattr(spec, "outcomes", None)) or _is_torch_module(spec):
             raise TypeError(f"{type(spec).__name__} scores positions but is not a player: wrap it, "

@@ -132,10 +132,12 @@ def test_a_player_object_searching_under_other_rules_than_the_game_warns(tmp_pat
     searcher, static = load_player(path + "@1", None), load_player(path, None)
     with pytest.warns(UserWarning, match="its look-ahead does not follow the game's rules"):
         assert load_player(searcher, Rules()) is searcher
+    with pytest.warns(UserWarning, match=r"was made for rules .*\"home\".*, but plays a game under .*\"ahead\""):
+        assert load_player(static, Rules()) is static  # 0-ply: trained under other rules all the same
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_player(searcher, home) is searcher  # the same rules
-        assert load_player(static, Rules()) is static  # 0-ply: its rules are never used
+        assert load_player(static, home) is static
 
 
 def test_paths_classes_and_policy_files_are_named_as_users_give_them(tmp_path):
