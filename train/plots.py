@@ -54,6 +54,35 @@ def opponents_met(points: list[dict]) -> list[str]:
     return list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
 
 
+def _rules_of(points: list[dict]) -> list[str]:
+    """The rules (one line of JSON, all keys) a run's records were played under, in order."""
+    from nardy_env.rules import Rules
+
+    found = []
+    for r in points:
+        try:
+            found.append(Rules.from_dict(r["rules"]).to_json())
+        except (KeyError, TypeError, ValueError):  # a record from before rules were recorded
+            continue
+    return list(dict.fromkeys(found))
+
+
+def _files_of(points: list[dict], opponent: str) -> list[str]:
+    """The SHA-256 values recorded for ``opponent``'s file (a network; none for a bot), in order."""
+    return list(dict.fromkeys(r[opponent]["player_sha256"] for r in points
+                              if isinstance(r.get(opponent), dict) and r[opponent].get("player_sha256")))
+
+
+def _warn_changed(name: str, points: list[dict], opponents: Iterable[str]) -> None:
+    """A warning for an opponent whose file changed during a run: its curve joins two players."""
+    for opponent in opponents:
+        files = _files_of(points, opponent)
+        if len(files) > 1:
+            warnings.warn(f"{name}: {opponent} is not the same player all along (its file changed "
+                          f"{len(files) - 1} time{'s' if len(files) > 2 else ''} during the run): the curve "
+                          "against it joins different players", stacklevel=3)
+
+
 MAX_RUNS = 12
 """The most runs one comparison draws: six colours and four markers tell twelve lines apart."""
 
@@ -66,6 +95,7 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     (``agents.files.write_atomic``)."""
     points = evaluation_points(eval_jsonl)
     opponents = opponents_met(points)
+    _warn_changed(str(eval_jsonl), points, opponents)
 
     against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
     lines = [(f"vs {label}", _COLORS.get(opp, _OTHER[n % len(_OTHER)]), opp, points)
@@ -86,6 +116,16 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
             met = ", ".join(opponents_met(points)) or "no one"
             raise ValueError(f"{name} was never evaluated against {opponent} (it met {met})")
         lines.append((label, palette[n % len(palette)], opponent, points))
+        _warn_changed(name, points, [opponent])
+    rules = {name: _rules_of(points) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
+    if len({json for found in rules.values() for json in found}) > 1:
+        listed = "; ".join(f"{name}: {' then '.join(found)}" for name, found in rules.items() if found)
+        warnings.warn(f"the runs were evaluated under different rules ({listed}): their win rates against "
+                      f"{opponent} are not of the same game", stacklevel=2)
+    files = {name: _files_of(points, opponent) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
+    if len({sha for found in files.values() for sha in found}) > 1:
+        warnings.warn(f"the runs met different players named {opponent} (their files differ): their win rates "
+                      "against it do not compare", stacklevel=2)
     return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
 
 

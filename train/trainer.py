@@ -187,6 +187,16 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
     return ray.cluster_resources()
 
 
+def _opponent_sha256(opponent: str) -> str | None:
+    """The SHA-256 of an evaluation opponent's file (a run, checkpoint or export; the name's
+    ``@N`` aside), or None for a bot."""
+    from agents.files import file_sha256
+    from agents.registry import player_file
+
+    path = player_file(opponent)
+    return file_sha256(path) if path is not None else None
+
+
 def _weights(network: TDNetwork) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy().copy() for k, v in network.state_dict().items()}
 
@@ -717,6 +727,9 @@ class Trainer:
             result = evaluate(me, opponent, games, seed=seed, rules=self.rules, workers=1).summary()
             record[opponent] = {k: result[k] for k in ("win_rate", "win_rate_ci95", "points_per_game",
                                                       "ci95", "mars_rate_a", "mars_rate_b", "games")}
+            # Which player the name stood for (a network's file; null for a bot): a retrained
+            # opponent under the same name is told apart in the log and by the final evaluation.
+            record[opponent]["player_sha256"] = _opponent_sha256(opponent)
         self.eval_history.append(record)
         self._make_run_dir()
         with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8", newline="\n") as fh:  # \n on Windows too
@@ -756,8 +769,11 @@ class Trainer:
         last = self.eval_history[-1] if self.eval_history else None
         if not last or not last.get("final") or last["games_trained"] != self.games:
             return None
-        # eval_opponents changed on resume: the closing evaluation is made again against them.
-        return last if all(opponent in last for opponent in self.config.eval_opponents) else None
+        # eval_opponents changed on resume (or an opponent's file did): the closing evaluation is
+        # made again against them.
+        same = all(opponent in last and last[opponent].get("player_sha256", _opponent_sha256(opponent))
+                   == _opponent_sha256(opponent) for opponent in self.config.eval_opponents)
+        return last if same else None
 
     def finish(self) -> dict[str, Any] | None:
         """The final evaluation (``final_eval_games``), saved with the checkpoint; None if none is due."""

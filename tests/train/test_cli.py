@@ -309,6 +309,39 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
     assert "13 runs are more than one picture tells apart (12 at most)" in capsys.readouterr().err
 
 
+def test_plot_warns_when_the_curves_do_not_compare(tmp_path):
+    """Runs evaluated under other rules, or against another player of the same name, are drawn with a
+    warning; so is one run whose opponent's file changed along the way."""
+    from train.plots import compare_curves, training_curve
+
+    def log(name, rules, shas):
+        (tmp_path / name).write_text("".join(json.dumps(
+            {"games_trained": 500 * (n + 1), "rules": rules,
+             "champ": {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.6], "player_sha256": sha}}) + "\n"
+            for n, sha in enumerate(shas)))
+        return tmp_path / name
+
+    std = log("std.jsonl", {}, ["a" * 64, "a" * 64])
+    same = log("same.jsonl", {"head_exception": [6, 4, 3]}, ["a" * 64])  # the defaults, spelled out
+    club = log("club.jsonl", {"block_rule": "home"}, ["a" * 64])
+    other = log("other.jsonl", {}, ["b" * 64])
+    changed = log("changed.jsonl", {}, ["a" * 64, "b" * 64])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare_curves({"std": std, "same": same}, "champ", tmp_path / "ok.png")
+        training_curve(std, tmp_path / "ok.png")
+    with pytest.warns(UserWarning, match=r"evaluated under different rules \(std: .*; club: .*\"block_rule\": "
+                                         r"\"home\".*not of the same game"):
+        compare_curves({"std": std, "club": club}, "champ", tmp_path / "c.png")
+    with pytest.warns(UserWarning, match="the runs met different players named champ"):
+        compare_curves({"std": std, "other": other}, "champ", tmp_path / "c.png")
+    with pytest.warns(UserWarning, match=r"changed.jsonl: champ is not the same player all along \(its file "
+                                         r"changed 1 time during the run\)"):
+        training_curve(changed, tmp_path / "c.png")
+
+
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):
     from PIL import Image
 

@@ -357,6 +357,28 @@ def test_changed_eval_opponents_make_the_final_evaluation_again(tmp_path):
     assert resumed.eval_history[-1] is again
 
 
+def test_an_opponent_retrained_under_the_same_name_is_told_apart(tmp_path):
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+
+    torch.manual_seed(0)
+    champ = tmp_path / "champ.pt"
+    save_checkpoint(champ, TDNetwork((4,)))
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1, total_games=256, eval_opponents=["random", str(champ)], final_eval_games=4)
+    first = trainer.finish()
+    assert first is not None and first["random"]["player_sha256"] is None
+    recorded = first[str(champ)]["player_sha256"]
+    assert recorded is not None and len(recorded) == 64
+    assert trainer.final_evaluation is first
+    save_checkpoint(champ, TDNetwork((4,)))  # another network under the same name
+    assert trainer.final_evaluation is None  # made again against the player the name now stands for
+    again = trainer.finish()
+    assert again is not None and again[str(champ)]["player_sha256"] not in (None, recorded)
+    logged = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
+    assert [r[str(champ)]["player_sha256"] for r in logged] == [recorded, again[str(champ)]["player_sha256"]]
+
+
 def test_the_fit_error_is_the_loss_less_the_targets_entropy(tmp_path):
     trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
     raw = np.random.default_rng(0).integers(0, 4, size=(600, 50)).astype(np.uint8)
