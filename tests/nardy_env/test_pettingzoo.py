@@ -154,3 +154,20 @@ def test_the_turn_based_parallel_conversion_passes_the_parallel_api_test(action_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         parallel_api_test(turn_based_aec_to_parallel(env(action_mode=action_mode)), num_cycles=100)
+
+
+@pytest.mark.parametrize("action_mode", ["turn", "checker"])
+def test_tests_that_sample_without_the_mask_pass_behind_terminate_illegal(action_mode):
+    """docs/environments.md: state_test and parallel_seed_test pick actions without the mask, so
+    they run on the env behind TerminateIllegalWrapper (bare, an illegal pick raises)."""
+    from pettingzoo.test import parallel_seed_test, state_test
+    from pettingzoo.utils import OrderEnforcingWrapper, TerminateIllegalWrapper
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    def wrapped():
+        return OrderEnforcingWrapper(TerminateIllegalWrapper(raw_env(action_mode=action_mode), -1))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo's notes on wrappers and illegal moves
+        state_test(wrapped(), raw_env(action_mode=action_mode))
+        parallel_seed_test(lambda: turn_based_aec_to_parallel(wrapped()))
