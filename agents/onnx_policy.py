@@ -49,8 +49,8 @@ is inside its graph); a checkpoint recording another one is refused (its network
 METADATA_KEYS = {"format": "nardy.format", "features_version": "nardy.features_version"}
 """Keys of the ONNX model's metadata_props that repeat policy.json's values."""
 RULES_METADATA = "nardy.rules"
-"""The ONNX metadata key that repeats policy.json's rules (as ``Rules.to_json()``; exports since
-0.1.x carry it): the rules are bound to the graph, not only to the file beside it."""
+"""The ONNX metadata key that repeats policy.json's rules (as ``Rules.to_json()``): the rules are
+bound to the graph, not only to the file beside it. Early exports lack it, and are read without."""
 
 _REQUIRED_KEYS = ("format", "rules", "input", "outputs", "network", "features_version", "training")
 
@@ -371,5 +371,8 @@ def onnx_player(path: str | Path, ply: int = 0, rules: RulesLike | None = None, 
                 threads: int = 1) -> SearchPlayer:
     """A search player over an exported policy (rules default to the ones it was trained under)."""
     evaluator, info = load_policy(path, threads=threads)
-    rules = rules_to_play(path, Rules.from_dict(info["rules"]), rules)
-    return SearchPlayer(evaluator, ply=ply, rules=rules, filter_k=filter_k, name=str(path))
+    trained = Rules.from_dict(info["rules"])
+    rules = rules_to_play(path, trained, rules)
+    player = SearchPlayer(evaluator, ply=ply, rules=rules, filter_k=filter_k, name=str(path))
+    player.trained_under = trained
+    return player

@@ -95,7 +95,13 @@ class SearchPlayer:
     (above); ``rules``: the rules its look-ahead follows; ``filter_k``: the candidates searched
     beyond 0-ply, the best by 0-ply; ``name``: how reports name it (``@ply`` appended beyond 0);
     ``batch``: positions per forward pass.
+
+    ``trained_under``: the rules its network was trained under, where known (a player loaded
+    from a checkpoint or an export; None for one built by hand): played under others, it
+    warns (``nardy_env.players.load_player``).
     """
+
+    trained_under: Rules | None = None
 
     runs_your_code = True
     """What fails inside it is the network it was given (a checkpoint's weights, an exported graph,

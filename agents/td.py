@@ -414,5 +414,8 @@ def _first_line(exc: BaseException) -> str:
 def td_player(path: str | Path, ply: int = 0, rules: RulesLike | None = None, filter_k: int = 5) -> SearchPlayer:
     """A search player over the network in a checkpoint (rules default to the checkpoint's)."""
     network, payload = load_checkpoint(path)
-    rules = rules_to_play(path, Rules.from_dict(payload["rules"]), rules)
-    return SearchPlayer(TorchEvaluator(network), ply=ply, rules=rules, filter_k=filter_k, name=str(path))
+    trained = Rules.from_dict(payload["rules"])
+    rules = rules_to_play(path, trained, rules)
+    player = SearchPlayer(TorchEvaluator(network), ply=ply, rules=rules, filter_k=filter_k, name=str(path))
+    player.trained_under = trained
+    return player

@@ -453,9 +453,9 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     under them (with a warning if it was trained under others). None loads nardy's network
     players under the rules they were trained under (their ``rules`` attribute says which),
     and any other named player (a bot, a plugin's player) under the default rules. A player
-    object whose ``rules`` attribute differs from ``rules`` gets a warning: one that searches
-    would look ahead under other rules than the game's, and a network loaded with the rules it
-    was trained under would play a game it never learnt.
+    object that searches under other rules than ``rules`` gets a warning (its look-ahead would
+    not follow the game), and so does one whose ``trained_under`` (a network loaded from a file)
+    differs from ``rules`` and that was not loaded under them (which warned then).
     """
     if rules is not None:
         rules = as_rules(rules)
@@ -476,11 +476,12 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
                               "does not follow the game's rules", stacklevel=2)
-            elif rules is not None and isinstance(own, Rules) and own != rules:
-                # A network player loaded by name carries the rules it was trained under (or was asked to play).
-                warnings.warn(f"{player_name(spec, type(spec).__name__)} was made for rules {own.to_json()}, but "
-                              f"plays a game under {rules.to_json()}: a network never learnt them unless it "
-                              "was trained under them", stacklevel=2)
+            trained = getattr(spec, "trained_under", None)
+            if (rules is not None and isinstance(trained, Rules) and trained != rules and not searches
+                    and own != rules):  # loaded under the game's rules: warned of when it was loaded
+                warnings.warn(f"{player_name(spec, type(spec).__name__)} was trained under rules "
+                              f"{trained.to_json()}, but plays a game under {rules.to_json()}, which it never "
+                              "learnt", stacklevel=2)
             return cast(Player, spec)
         if callable(getattr(spec, "outcomes", None)) or _is_torch_module(spec):
             raise TypeError(f"{type(spec).__name__} scores positions but is not a player: wrap it, "

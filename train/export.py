@@ -339,6 +339,16 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         rules = Rules.from_dict(payload.get("rules", {}))
     except (ValueError, TypeError) as exc:
         raise ExportError(f"{source}: its rules cannot be read: {exc}") from None
+    # policy.json records both; the loader refuses a file whose two rules differ, so refuse it now.
+    config = _provenance(payload, source, sha256)["config"]
+    if isinstance(config, dict) and config.get("rules") is not None:
+        try:
+            same = Rules.from_dict(config["rules"]) == rules
+        except (ValueError, TypeError, AttributeError):
+            same = False
+        if not same:
+            raise ExportError(f"{source} contradicts itself: it records rules {rules.to_json()}, but its "
+                              f"config {json.dumps(config['rules'])}; nothing was written to {out}")
     network.eval()
 
     model = _to_onnx(network, opset, exporter)

@@ -79,7 +79,8 @@ def help_text(side: Color) -> str:
 def wrap(text: str) -> str:
     """A paragraph broken into lines that fit the terminal (79 columns when it is not one, 99 at most)."""
     width = min(shutil.get_terminal_size((80, 24)).columns, 100) - 1
-    return textwrap.fill(text, width=max(width, 30), break_on_hyphens=False)
+    # A word wider than the line (a position string, for nardy hint) stays whole, to be copied.
+    return textwrap.fill(text, width=max(width, 30), break_on_hyphens=False, break_long_words=False)
 
 
 class _Quit(Exception):
@@ -113,7 +114,7 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     full-width digits read as plain ones.
     """
     moves = []
-    text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
+    text = unicodedata.normalize("NFKC", text).lower()  # full-width digits and slashes as plain ones; 6/OFF
     text = re.sub("[\u2010-\u2015\u2212]", "-", text)  # the dashes a phone or word processor types for '-'
     text = re.sub(r"\s*/\s*", "/", text)  # 24 / 18
     text = re.sub(r"(?<=\d)\s+-\s*(?=\d|off)|(?<=\d)\s*-\s+(?=\d|off)", "-", text)  # 24 - 18

@@ -70,7 +70,8 @@ def _rules_of(points: list[dict]) -> list[str]:
 def _files_of(points: list[dict], opponent: str) -> list[str]:
     """The SHA-256 values recorded for ``opponent``'s file (a network; none for a bot), in order."""
     return list(dict.fromkeys(r[opponent]["player_sha256"] for r in points
-                              if isinstance(r.get(opponent), dict) and r[opponent].get("player_sha256")))
+                              if isinstance(r.get(opponent), dict)
+                              and isinstance(r[opponent].get("player_sha256"), str)))
 
 
 def _warn_changed(name: str, points: list[dict], opponents: Iterable[str]) -> None:
@@ -117,13 +118,16 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
             raise ValueError(f"{name} was never evaluated against {opponent} (it met {met})")
         lines.append((label, palette[n % len(palette)], opponent, points))
         _warn_changed(name, points, [opponent])
+    if len(lines) < 2:  # one run: _warn_changed has said what there is to say
+        return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
     rules = {name: _rules_of(points) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
     if len({json for found in rules.values() for json in found}) > 1:
         listed = "; ".join(f"{name}: {' then '.join(found)}" for name, found in rules.items() if found)
         warnings.warn(f"the runs were evaluated under different rules ({listed}): their win rates against "
                       f"{opponent} are not of the same game", stacklevel=2)
     files = {name: _files_of(points, opponent) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
-    if len({sha for found in files.values() for sha in found}) > 1:
+    # Told once: a run whose opponent changed on the way has been named above.
+    if all(len(found) <= 1 for found in files.values()) and len({sha for found in files.values() for sha in found}) > 1:
         warnings.warn(f"the runs met different players named {opponent} (their files differ): their win rates "
                       "against it do not compare", stacklevel=2)
     return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)

@@ -189,12 +189,10 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
 
 def _opponent_sha256(opponent: str) -> str | None:
     """The SHA-256 of an evaluation opponent's file (a run, checkpoint or export; the name's
-    ``@N`` aside), or None for a bot."""
-    from agents.files import file_sha256
-    from agents.registry import player_file
+    ``@N`` aside), or None for a bot or a plugin's player: as ``nardy eval`` records it."""
+    from train.evaluate import provenance
 
-    path = player_file(opponent)
-    return file_sha256(path) if path is not None else None
+    return provenance(None, opponent)["player_b_sha256"]
 
 
 def _weights(network: TDNetwork) -> dict[str, np.ndarray]:
@@ -729,7 +727,7 @@ class Trainer:
                                                       "ci95", "mars_rate_a", "mars_rate_b", "games")}
             # Which player the name stood for (a network's file; null for a bot): a retrained
             # opponent under the same name is told apart in the log and by the final evaluation.
-            record[opponent]["player_sha256"] = _opponent_sha256(opponent)
+            record[opponent]["player_sha256"] = result["player_b_sha256"]
         self.eval_history.append(record)
         self._make_run_dir()
         with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8", newline="\n") as fh:  # \n on Windows too
@@ -771,22 +769,28 @@ class Trainer:
             return None
         # eval_opponents changed on resume (or an opponent's file did): the closing evaluation is
         # made again against them.
-        same = all(opponent in last and last[opponent].get("player_sha256", _opponent_sha256(opponent))
-                   == _opponent_sha256(opponent) for opponent in self.config.eval_opponents)
+        if not all(opponent in last for opponent in self.config.eval_opponents):
+            return None
+        now = {opponent: _opponent_sha256(opponent) for opponent in self.config.eval_opponents}
+        # A record from before player_sha256 was recorded stands as it is.
+        same = all(last[opponent].get("player_sha256", now[opponent]) == now[opponent] for opponent in now)
         return last if same else None
 
     def finish(self) -> dict[str, Any] | None:
         """The final evaluation (``final_eval_games``), saved with the checkpoint; None if none is due."""
         if not self.finished or not self.config.final_eval_games:
             return None
-        if self.final_evaluation is None:
+        made = self.final_evaluation
+        if made is None:
             if self._writer is None:
                 from torch.utils.tensorboard import SummaryWriter
 
                 self._writer = SummaryWriter(self._tb_dir())
-            self.evaluate(self.config.final_eval_games, final=True)
+            # Returned as made: an opponent's file rewritten meanwhile (another run training it)
+            # is for the next resume to notice, not a reason to report no evaluation now.
+            made = self.evaluate(self.config.final_eval_games, final=True)
             self.save()
-        return self.final_evaluation
+        return made
 
     # -- actors -----------------------------------------------------------------------------
 

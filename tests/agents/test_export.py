@@ -470,6 +470,11 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
                             ({"positions": 10.5}, "positions must be a whole number")):
         with pytest.raises(ExportError, match=message):
             export_policy(checkpoint, tmp_path / "out", **kwargs)
+    # A checkpoint whose config played other rules than it records: policy.json could not be read back.
+    mixed = save_checkpoint(tmp_path / "mixed.pt", TDNetwork((4,)), Rules(block_rule="home"), config={"rules": {}})
+    with pytest.raises(ExportError, match=r"mixed.pt contradicts itself: it records rules .*\"home\".*, but its "
+                                          r"config \{\}; nothing was written"):
+        export_policy(mixed, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     info = export_policy(checkpoint, tmp_path / "np", positions=np.int64(16), opset=np.int64(18),
                          tolerance=np.float32(1e-5))  # numpy numbers are numbers

@@ -132,12 +132,22 @@ def test_a_player_object_searching_under_other_rules_than_the_game_warns(tmp_pat
     searcher, static = load_player(path + "@1", None), load_player(path, None)
     with pytest.warns(UserWarning, match="its look-ahead does not follow the game's rules"):
         assert load_player(searcher, Rules()) is searcher
-    with pytest.warns(UserWarning, match=r"was made for rules .*\"home\".*, but plays a game under .*\"ahead\""):
+    with pytest.warns(UserWarning, match=r"was trained under rules .*\"home\".*, but plays a game under "
+                                         r".*\"ahead\".*which it never learnt"):
         assert load_player(static, Rules()) is static  # 0-ply: trained under other rules all the same
+    with pytest.warns(UserWarning, match="never learnt"):
+        under_default = load_player(path, Rules())  # warned of here, once
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_player(searcher, home) is searcher  # the same rules
         assert load_player(static, home) is static
+        assert load_player(under_default, Rules()) is under_default  # not warned of twice
+        # A network player built by hand records no training rules: nothing to warn of.
+        from agents.search import SearchPlayer
+        from agents.td import TorchEvaluator
+
+        by_hand = SearchPlayer(TorchEvaluator(TDNetwork((4,))))
+        assert by_hand.trained_under is None and load_player(by_hand, home) is by_hand
 
 
 def test_paths_classes_and_policy_files_are_named_as_users_give_them(tmp_path):

@@ -340,6 +340,14 @@ def test_plot_warns_when_the_curves_do_not_compare(tmp_path):
     with pytest.warns(UserWarning, match=r"changed.jsonl: champ is not the same player all along \(its file "
                                          r"changed 1 time during the run\)"):
         training_curve(changed, tmp_path / "c.png")
+    for runs in ({"changed": changed}, {"changed": changed, "std": std}):  # said once, by the run it is about
+        with pytest.warns(UserWarning) as said:
+            compare_curves(runs, "champ", tmp_path / "c.png")
+        assert [str(w.message).split(":")[0] for w in said] == ["changed"]
+    odd = log("odd.jsonl", {}, [["a"], 7])  # hand-edited values are no files, not a crash
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare_curves({"odd": odd, "std": std}, "champ", tmp_path / "ok.png")
 
 
 def test_plot_keeps_opponents_dropped_on_resume_and_labels_small_runs(tmp_path):

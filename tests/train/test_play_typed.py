@@ -229,7 +229,8 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     assert parse_play("13/7(2) 6/off") == [(13, 7), (13, 7), (6, 0)]
     # The '/' key of the Russian layout types '.'; clubs write '-'.
     assert parse_play("24.18 18.13") == parse_play("24-18 18-13") == [(24, 18), (18, 13)]
-    assert parse_play("24 - 18 18 -13") == parse_play("24- 18, 6 - off") [:1] + [(18, 13)] == [(24, 18), (18, 13)]
+    assert parse_play("24 - 18 18 -13") == [(24, 18), (18, 13)]
+    assert parse_play("24- 18, 6 - off") == parse_play("24-18 6-OFF") == parse_play("24/18 6 / Off") == [(24, 18), (6, 0)]
     assert parse_play("13.7(2) 6.off") == [(13, 7), (13, 7), (6, 0)]
     # Dashes a phone types for '-', and spaces around '/'.
     assert parse_play("24\u201318 18\u201413") == parse_play("24\u221218 18 / 13") == [(24, 18), (18, 13)]
@@ -501,3 +502,10 @@ def test_long_messages_are_wrapped_to_a_narrow_terminal(monkeypatch):
     message = [line for line in text.splitlines() if "not a move" in line]
     assert message and all(len(line) <= 39 for line in message)
     assert "'bogus' is not a move; write moves as FROM/TO" in _flat(text)
+    # A position string wider than the terminal stays whole, to be copied into nardy hint.
+    out = io.StringIO()
+    lines = iter(["npn", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    shown = [word for line in out.getvalue().splitlines() for word in line.split() if word.count(",") > 20]
+    assert shown and parse_npn(shown[0])
