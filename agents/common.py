@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from nardy_env import NUM_CHECKERS
@@ -77,7 +79,7 @@ A checkpoint or config asking for more is refused before any memory is taken for
 MAX_LAYERS = 16
 
 
-def network_parameters(hidden) -> int:
+def network_parameters(hidden: Iterable[int]) -> int:
     """Weights and biases of a ``TDNetwork`` with these hidden layer sizes (without torch)."""
     from nardy_env.encoding import NUM_FEATURES
 

@@ -70,7 +70,7 @@ class TorchEvaluator:
             return self.network.equity(self.network(*self._input(raw))).float().cpu().numpy()
 
 
-def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike = DEFAULT_RULES,
+def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | None = DEFAULT_RULES,
                     **extra: Any) -> Path:
     """Write a checkpoint atomically; ``extra`` (training state) is stored alongside.
 

@@ -1,5 +1,6 @@
-"""nardy_env: the Long Nardy game: rules core, notation, encodings and environments
-(numpy, numba and gymnasium; never torch or Ray).
+"""nardy_env: the Long Nardy rules core, notation, encodings and environments.
+
+numpy, numba and gymnasium only; never torch or Ray.
 
 Importing it registers ``LongNardy-v0`` with Gymnasium (``nardy_env.envs``). The rules core's
 names are in docs/rules.md ("The core's names at a glance"), the environments in

@@ -167,7 +167,7 @@ def _rectangular(value: Any, name: str) -> np.ndarray:
                          "of different lengths or a row mixed with numbers") from None
 
 
-def _columns(states: np.ndarray) -> np.ndarray:
+def _columns(states: npt.ArrayLike) -> np.ndarray:
     """``states`` as an array of mover's-view rows, or StateError: the cheap checks of the helpers
     below (shape and dtype; validate_states checks the counts)."""
     states = _rectangular(states, "states")
@@ -179,7 +179,7 @@ def _columns(states: np.ndarray) -> np.ndarray:
     return states
 
 
-def flip(states: np.ndarray) -> np.ndarray:
+def flip(states: npt.ArrayLike) -> np.ndarray:
     """Turn positions over: the same positions from the opponent's view."""
     states = _columns(states)
     out = np.empty_like(states)
@@ -190,7 +190,7 @@ def flip(states: np.ndarray) -> np.ndarray:
     return out
 
 
-def outcome(states: np.ndarray) -> np.ndarray:
+def outcome(states: npt.ArrayLike) -> np.ndarray:
     """Game result per position, in points for the side whose view the row is.
 
     0 while the game goes on; +1 / -1 for a single game (oin: the loser has
@@ -213,7 +213,7 @@ def outcome(states: np.ndarray) -> np.ndarray:
     return result.astype(np.int8)
 
 
-def pip_counts(states: np.ndarray) -> np.ndarray:
+def pip_counts(states: npt.ArrayLike) -> np.ndarray:
     """Pips each side still has to travel: int32 ``[..., 2]`` (mover, opponent)."""
     states = _columns(states)
     board = states[..., :NUM_POINTS].astype(np.int32)

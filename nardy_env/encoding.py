@@ -41,7 +41,7 @@ _OFF_RAW = 2 * NUM_POINTS
 """Index of the mover's borne-off count in the raw layout (the opponent's follows it)."""
 
 
-def raw_positions(states: np.ndarray) -> np.ndarray:
+def raw_positions(states: npt.ArrayLike) -> np.ndarray:
     """Mover's-view states ``[..., 26]`` -> float32 raw layout ``[..., 50]`` seen by the mover."""
     states = _columns(states)  # signed integers: an unsigned array's opponent would vanish
     board = states[..., :NUM_POINTS].astype(np.float32)

@@ -42,7 +42,7 @@ def _check_rng(rng: np.random.Generator, n: int) -> None:
 
 
 def opening_roll(
-    rng: np.random.Generator, n: int, rules: RulesLike = DEFAULT_RULES
+    rng: np.random.Generator, n: int, rules: RulesLike | None = DEFAULT_RULES
 ) -> tuple[np.ndarray, np.ndarray]:
     """Decide who moves first in ``n`` games and with which dice.
 
@@ -67,7 +67,7 @@ def opening_roll(
 
 
 def resignation_points(state: npt.ArrayLike, dice: npt.ArrayLike | None = None,
-                       rules: RulesLike = DEFAULT_RULES) -> int:
+                       rules: RulesLike | None = DEFAULT_RULES) -> int:
     """Points (before the cube) a player concedes by resigning at its own turn.
 
     ``state`` is the resigning player's view. RULES.md, article 50.7: a player

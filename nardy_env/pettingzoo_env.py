@@ -217,7 +217,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode == "human":
             self.render()
 
-    def render(self):
+    def render(self) -> str | np.ndarray | None:
+        """The board as text (``"ansi"``), a picture (``"rgb_array"``), or printed (``"human"``)."""
         if self.render_mode is None:
             logger.warn('call env(render_mode="ansi", "rgb_array" or "human") to render')
             return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .core import OFF_MOVER, OFF_OPPONENT, STATE_SIZE, StateError, _holds_bool, pip_counts, validate_states
 from .notation import Color, ColorLike, as_color, format_npn, parse_npn
@@ -12,7 +13,7 @@ from .notation import Color, ColorLike, as_color, format_npn, parse_npn
 __all__ = ["board_text", "board_words"]
 
 
-def picture_input(what: str, state: np.ndarray, dice: Sequence[int] | None) -> tuple[np.ndarray, tuple[int, int] | None]:
+def picture_input(what: str, state: npt.ArrayLike, dice: Sequence[int] | None) -> tuple[np.ndarray, tuple[int, int] | None]:
     """The one state row and the roll a picture ``what`` shows, checked (StateError saying what is wrong)."""
     arr = np.asarray(state)
     if arr.ndim != 1:
@@ -34,7 +35,7 @@ def _cell(v: int) -> str:
     return f"{'W' if v > 0 else 'B'}{abs(v):>2d}"
 
 
-def board_text(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = None,
+def board_text(state: npt.ArrayLike, side: ColorLike, dice: Sequence[int] | None = None,
                caption: str | None = None) -> str:
     """The board in common numbering, borne-off counts, pip counts, whose turn and the dice.
 
@@ -68,7 +69,7 @@ def board_text(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = 
     return "\n".join(lines)
 
 
-def board_words(state: np.ndarray, side: ColorLike, dice: Sequence[int] | None = None) -> str:
+def board_words(state: npt.ArrayLike, side: ColorLike, dice: Sequence[int] | None = None) -> str:
     """The position as a sentence per side, for a screen reader: where each side's checkers
     stand (common point numbers, low to high), how many are off, and the pip counts."""
     state, dice = picture_input("board_words", state, dice)

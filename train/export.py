@@ -72,7 +72,7 @@ class ExportError(RuntimeError):
     """An export that could not be made or did not pass its verification."""
 
 
-def real_positions(count: int, seed: int = 0, rules: RulesLike = DEFAULT_RULES, games: int = 64) -> np.ndarray:
+def real_positions(count: int, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES, games: int = 64) -> np.ndarray:
     """``count`` afterstates (int8 ``[count, 26]``, mover's view) sampled from random games.
 
     Every candidate afterstate of every turn of ``games`` random games, from

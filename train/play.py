@@ -584,7 +584,7 @@ def _state_of(npn: str) -> np.ndarray:
     return parse_npn(npn)[0]
 
 
-def play_session(opponent: Player, human: Color | None = None, rules: RulesLike = DEFAULT_RULES,
+def play_session(opponent: Player, human: Color | None = None, rules: RulesLike | None = DEFAULT_RULES,
                  seed: int | None = None, games: int | None = None,
                  read: Callable[[str], str] | None = None, out: TextIO | None = None) -> dict[str, int]:
     """Play games in the terminal; returns the final score."""

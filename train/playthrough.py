@@ -26,7 +26,7 @@ from train.moves import format_move_sequence
 __all__ = ["playthrough"]
 
 
-def playthrough(white: str, black: str, seed: int, rules: RulesLike = DEFAULT_RULES) -> str:
+def playthrough(white: str, black: str, seed: int, rules: RulesLike | None = DEFAULT_RULES) -> str:
     """The text of one game between two named players, white first named."""
     rules = as_rules(rules)
     players = {Color.WHITE: load_player(white, rules), Color.BLACK: load_player(black, rules)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -24,6 +24,10 @@ from .games import (
     resolve_color,
     resolve_opponent,
 )
+
+if TYPE_CHECKING:
+    from ..notation import ColorLike
+    from ..players import PlayerSpec
 
 __all__ = ["LongNardyEnv", "GameOverError", "render_text"]
 
@@ -268,8 +272,8 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
         self,
         action_mode: str = "turn",
         obs_mode: str = "raw",
-        opponent: Any = None,
-        agent_color: str | Color | None = None,
+        opponent: PlayerSpec | None = None,
+        agent_color: ColorLike | None = None,
         rules: RulesLike | None = None,
         render_mode: str | None = None,
     ):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,7 +12,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates, is_whole
-from ..notation import Color
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
@@ -32,6 +31,10 @@ from .long_nardy import (
     render_text,
     start_presets,
 )
+
+if TYPE_CHECKING:
+    from ..notation import ColorLike
+    from ..players import PlayerSpec
 
 
 def split_afterstates(found: Afterstates) -> list[Afterstates]:
@@ -176,8 +179,8 @@ class LongNardyVectorEnv(OpponentView, VectorEnv):
         num_envs: int = 1,
         action_mode: str = "turn",
         obs_mode: str = "raw",
-        opponent: Any = None,
-        agent_color: str | Color | None = None,
+        opponent: PlayerSpec | None = None,
+        agent_color: ColorLike | None = None,
         rules: RulesLike | None = None,
         render_mode: str | None = None,
         max_episode_steps: int | None = None,

@@ -1,12 +1,13 @@
 """What a type-checked user writes with nardy's documented calls."""
 import numpy as np
 
-from nardy_env import Color, format_npn, legal_afterstates, legal_continuations, parse_npn
+from nardy_env import Color, flip, format_npn, legal_afterstates, legal_continuations, outcome, parse_npn, pip_counts
 from nardy_env.envs import LongNardyEnv
 from nardy_env.game import opening_roll, resignation_points
 from nardy_env.notation import results_rank, to_common_point
 from nardy_env.players import Player, choose_indices
-from nardy_env.render import board_text
+from nardy_env.encoding import raw_positions
+from nardy_env.render import board_text, board_words
 
 
 class ThreeArg:
@@ -29,3 +30,11 @@ obs, reward, terminated, truncated, info = env.step(0)
 total: float = reward + 1.0
 over: bool = terminated or truncated
 picked = choose_indices(player, state[None], found, np.random.default_rng(0))
+rows = [state.tolist()]
+mirrored = flip(rows)
+ended = outcome(rows)
+pips = pip_counts(rows)
+raw = raw_positions(rows)
+words: str = board_words(state.tolist(), "w") + board_text(state.tolist(), 0)
+again = opening_roll(np.random.default_rng(0), 1, None)
+solo = LongNardyEnv(opponent="random", agent_color=0)
