@@ -68,7 +68,7 @@ def play_random_games(
     }
 
 
-def bench_core(games: int, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
+def bench_core(games: int, *, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
     """Time ``play_random_games`` (after a warm-up that compiles the core)."""
     rules = as_rules(rules)
     play_random_games(8, np.random.default_rng(seed + 1), rules, threads)
@@ -105,7 +105,7 @@ def _sample_legal(mask: np.ndarray, rng: np.random.Generator, prefix: bool) -> n
     return (cum <= pick[:, None]).sum(axis=1)
 
 
-def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: int = 0,
+def bench_env(games: int, *, num_envs: int = 256, action_mode: str = "turn", seed: int = 0,
               rules: RulesLike | None = DEFAULT_RULES) -> dict[str, Any]:
     """Random legal play through ``gymnasium.make_vec("LongNardy-v0", ...)`` (``nardy bench --env``).
 
@@ -159,7 +159,7 @@ def bench_env(games: int, num_envs: int = 256, action_mode: str = "turn", seed: 
 __all__ += ["bench_env"]
 
 
-def bench_search(player: str, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
+def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
                  rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision (``nardy bench --search``).
 

@@ -185,6 +185,15 @@ def test_bench_json_reports_throughput():
     assert rec["seed"] == 0 and rec["rules"]["block_rule"] == "ahead"  # what the run played
 
 
+def test_bench_functions_take_their_settings_by_name():
+    """bench_env(100, 0) would have run zero envs: everything after the count is named."""
+    from train.bench import bench_core, bench_env, bench_search
+
+    for call in (lambda: bench_core(10, 0), lambda: bench_env(100, 0), lambda: bench_search("random", (0,))):
+        with pytest.raises(TypeError, match="positional argument"):
+            call()
+
+
 @pytest.mark.parametrize("args", [["bench", "--games", "0"], ["nonsense"]])
 def test_bad_command_lines_exit_non_zero(args):
     assert run(*args).returncode != 0
