@@ -257,17 +257,19 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
     used = sum(_dice_needed(a - b if b else a, faces, bear_off=b == 0) for a, b in personal)
     most = max(len(p["moves"]) for p in plays)
     roll = f"{dice[0]}-{dice[1]}"
-    if used > most:
-        return f"that takes {used} dice; {roll} plays {most} here"
-    if used < most:
-        return f"that plays {used} {'die' if used == 1 else 'dice'} where {most} can be played: a play uses as many as it can"
+    # The head rule first: a play breaking it may also seem to use too many dice, because the
+    # checker it may not move is what would have used them (6-6 on a first turn without the exception).
     head = sum(a == 24 for a, _ in personal)
     first_turn = int(state[23]) == NUM_CHECKERS
     allowed = 2 if first_turn and dice[0] == dice[1] and dice[0] in rules.head_exception else 1
     if head > allowed:
         doubles = ", ".join(f"{d}-{d}" for d in rules.head_exception)
         return (f"it takes {head} checkers from the head ({to_common_point(24, side)}); one may leave it a turn"
-                + (f" (two on a first turn's {doubles})" if doubles else ""))
+                + (f" (two on a first turn's {doubles})" if doubles else " (no exception under these rules)"))
+    if used > most:
+        return f"that takes {used} dice; {roll} plays {most} here"
+    if used < most:
+        return f"that plays {used} {'die' if used == 1 else 'dice'} where {most} can be played: a play uses as many as it can"
     if most == 1 and dice[0] != dice[1] and len(personal) == 1:
         a, b = personal[0]
         if b and a - b == min(dice):

@@ -295,6 +295,12 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     assert "takes 2 checkers from the head (24); one may leave it a turn (two on a first turn's 3-3, 4-4, 6-6)" \
         in reason(start, [5, 5], [(24, 14), (24, 14)])
     assert "plays 1 die where 2 can be played" in reason(start, [6, 2], [(24, 18)])
+    # Black's first turn with 6-6 and no head exception: one checker leaves the head and cannot go on,
+    # so the play uses one die; two checkers off the head are refused for the head rule, not the dice.
+    black_first = "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b"
+    plays = legal_plays(black_first, [6, 6], {"head_exception": []})
+    assert why_not_whole_turn(black_first, [6, 6], [(12, 6), (12, 6)], plays, {"head_exception": []}) == (
+        "it takes 2 checkers from the head (12); one may leave it a turn (no exception under these rules)")
     assert "6-2 cannot make all of 24/18 18/16 16/10: each die moves once" in why_not_legal(
         start, [6, 2], [(24, 18), (18, 16), (16, 10)])
     # One white checker on 10, black on 2: 5-3 plays one die only (either way then lands on 2), the 5.
