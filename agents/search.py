@@ -60,7 +60,8 @@ def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Ru
     if asked != trained:
         warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
                       f"{asked.to_json()}, which it never learnt (to play it under its own: leave --rules out "
-                      f"on the command line; in Python, pass rules= those, or load_player(name, None))",
+                      f"on the command line; in Python, give the game those rules: rules= to the env, "
+                      f"evaluate() or load_player(); load_player(name, None) loads it under them)",
                       stacklevel=3)
     return asked
 

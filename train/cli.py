@@ -763,11 +763,16 @@ def _train(args: argparse.Namespace) -> int:
             _complain(f"nardy train: {note}")
         for note in trainer.notes:
             _complain(f"nardy train: note: {note}")
+        # A club variant is named where the run starts: the only place but config.json that says it took.
+        changes = trainer.rules.changes()
+        variant = f", rules {json.dumps(changes)}" if changes else ""
         if args.resume:
-            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games, resuming from "
-                  f"{trainer.games} games in {trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
+            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games{variant}, "
+                  f"resuming from {trainer.games} games in "
+                  f"{trainer.resumed_from.name if trainer.resumed_from else '?'})", flush=True)
         else:
-            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games)", flush=True)
+            print(f"run directory: {run_dir}  (config {printable(config.name)}, {config.total_games} games{variant})",
+                  flush=True)
         continue_with = _continue_with(run_dir, args.address)
         if trainer.finished:
             print(f"the run has played its {config.total_games} games; to train on, resume with "

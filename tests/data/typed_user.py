@@ -1,12 +1,21 @@
 """What a type-checked user writes with nardy's documented calls."""
 import numpy as np
 
-from nardy_env import Color, flip, format_npn, legal_afterstates, legal_continuations, outcome, parse_npn, pip_counts
+from nardy_env import (
+    Color,
+    flip,
+    format_npn,
+    legal_afterstates,
+    legal_continuations,
+    outcome,
+    parse_npn,
+    pip_counts,
+)
+from nardy_env.encoding import raw_positions
 from nardy_env.envs import LongNardyEnv
 from nardy_env.game import opening_roll, resignation_points
 from nardy_env.notation import results_rank, to_common_point
 from nardy_env.players import Player, choose_indices
-from nardy_env.encoding import raw_positions
 from nardy_env.render import board_text, board_words
 
 

@@ -1113,3 +1113,15 @@ def test_the_local_ray_stays_on_a_loopback_address_the_machine_has(monkeypatch):
 
     monkeypatch.setattr(trainer_module.socket, "socket", OnlyOneLoopback)
     assert trainer_module.local_node_ip() == "127.0.0.1"
+
+
+def test_a_run_under_a_club_variant_names_its_rules_where_it_starts(tmp_path, capsys):
+    from train.cli import main
+
+    for name, rules, said in (("club", {"block_rule": "home"}, ', rules {"block_rule": "home"}, resuming from'),
+                              ("code", {}, " games, resuming from")):
+        run = tmp_path / name
+        _trained(run, steps=1, total_games=256, rules=rules, final_eval_games=0)
+        assert main(["train", "--resume", str(run), "--quiet"]) == 0
+        out = capsys.readouterr().out
+        assert said in out.splitlines()[0], out
