@@ -313,6 +313,13 @@ def unknown_keys(unknown: list[Any], known: set[str]) -> str:
         if close:
             guesses.append(f"{key} -> {by_lower[close[0]]}")
     meant = f" (did you mean: {', '.join(guesses)}?)" if guesses else ""
+    # A rule variant key written as a setting: it belongs under rules.
+    from nardy_env.rules import Rules
+
+    variants = [str(key) for key in unknown if str(key) in Rules().to_dict() and "rules" in known]
+    if variants:
+        meant += (f" ({', '.join(variants)} {'is a rule variant key' if len(variants) == 1 else 'are rule variant keys'}:"
+                  f" put {'it' if len(variants) == 1 else 'them'} under rules, e.g. rules: {{{variants[0]}: ...}})")
     return f"unknown key(s) {unknown}{meant}"
 
 

@@ -54,15 +54,24 @@ def opponents_met(points: list[dict]) -> list[str]:
     return list(dict.fromkeys(k for r in points for k in r if isinstance(r[k], dict) and "win_rate" in r[k]))
 
 
-def _rules_of(points: list[dict]) -> list[str]:
-    """The rules (one line of JSON, all keys) a run's records were played under, in order."""
+def _rules_of(points: list[dict], source: str | Path | None = None) -> list[str]:
+    """The rules (one line of JSON, all keys) a run's records were played under, in order. A
+    record from before records carried them is read under the rules of the run's config.json
+    (beside ``source``, its eval.jsonl), when that says."""
     from nardy_env.rules import Rules
 
+    run_rules = None
+    if source is not None and any("rules" not in r for r in points):
+        try:
+            config = json.loads((Path(source).parent / "config.json").read_text(encoding="utf-8"))
+            run_rules = config["rules"] if isinstance(config, dict) else None
+        except (OSError, ValueError, KeyError):
+            run_rules = None
     found = []
     for r in points:
         try:
-            found.append(Rules.from_dict(r["rules"]).to_json())
-        except (KeyError, TypeError, ValueError):  # a record from before rules were recorded
+            found.append(Rules.from_dict(r.get("rules", run_rules)).to_json())
+        except (TypeError, ValueError, AttributeError):  # no rules said, or unreadable ones
             continue
     return list(dict.fromkeys(found))
 
@@ -101,7 +110,21 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
     lines = [(f"vs {label}", _COLORS.get(opp, _OTHER[n % len(_OTHER)]), opp, points)
              for n, (opp, label) in enumerate(zip(opponents, _labels(opponents, 12), strict=True))]
-    return _curves(lines, title or f"Win rate against {against} (paired dice, 0-ply)", out_png, follow)
+    return _curves(lines, title or f"Win rate against {against} (paired dice, 0-ply{_variant(points, eval_jsonl)})",
+                   out_png, follow)
+
+
+def _variant(points: list[dict], source: str | Path) -> str:
+    """``; block_rule home`` for a run played under a club variant (its keys that differ from the
+    2026 code's), for a picture's title; empty for the code, or rules that changed or are unknown."""
+    from nardy_env.rules import Rules
+
+    found = _rules_of(points, source)
+    if len(found) != 1:
+        return ""
+    changes = Rules.from_dict(json.loads(found[0])).changes()
+    return "".join(f"; {key} {value if isinstance(value, str) else json.dumps(value)}"
+                   for key, value in changes.items())
 
 
 def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str | Path, follow: bool = False) -> Path:
@@ -120,7 +143,7 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
         _warn_changed(name, points, [opponent])
     if len(lines) < 2:  # one run: _warn_changed has said what there is to say
         return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
-    rules = {name: _rules_of(points) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
+    rules = {name: _rules_of(points, runs[name]) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
     if len({json for found in rules.values() for json in found}) > 1:
         listed = "; ".join(f"{name}: {' then '.join(found)}" for name, found in rules.items() if found)
         warnings.warn(f"the runs were evaluated under different rules ({listed}): their win rates against "

@@ -318,7 +318,7 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
     assert "13 runs are more than one picture tells apart (12 at most)" in capsys.readouterr().err
 
 
-def test_plot_warns_when_the_curves_do_not_compare(tmp_path):
+def test_plot_warns_when_the_curves_do_not_compare(tmp_path, monkeypatch):
     """Runs evaluated under other rules, or against another player of the same name, are drawn with a
     warning; so is one run whose opponent's file changed along the way."""
     from train.plots import compare_curves, training_curve
@@ -353,6 +353,26 @@ def test_plot_warns_when_the_curves_do_not_compare(tmp_path):
         with pytest.warns(UserWarning) as said:
             compare_curves(runs, "champ", tmp_path / "c.png")
         assert [str(w.message).split(":")[0] for w in said] == ["changed"]
+    # A log from before records carried rules is read under its run's config.json.
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "eval.jsonl").write_text("".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "rules"}) + "\n"
+        for line in std.read_text().splitlines()))
+    (tmp_path / "old" / "config.json").write_text(json.dumps({"rules": {"block_rule": "home"}}))
+    with pytest.warns(UserWarning, match="evaluated under different rules"):
+        compare_curves({"std": std, "old": tmp_path / "old" / "eval.jsonl"}, "champ", tmp_path / "c.png")
+    # A run's own picture names a club variant in its title.
+    import train.plots
+
+    titles = []
+    real = train.plots._curves
+    monkeypatch.setattr(train.plots, "_curves", lambda lines, title, *rest: titles.append(title) or real(lines, title, *rest))
+    training_curve(club, tmp_path / "t.png")
+    training_curve(std, tmp_path / "t.png")
+    training_curve(tmp_path / "old" / "eval.jsonl", tmp_path / "t.png")
+    assert titles == ["Win rate against each opponent (paired dice, 0-ply; block_rule home)",
+                      "Win rate against each opponent (paired dice, 0-ply)",
+                      "Win rate against each opponent (paired dice, 0-ply; block_rule home)"]
     odd = log("odd.jsonl", {}, [["a"], 7])  # hand-edited values are no files, not a crash
     with warnings.catch_warnings():
         warnings.simplefilter("error")

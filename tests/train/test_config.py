@@ -27,6 +27,10 @@ def test_unknown_keys_are_named_with_the_key_most_likely_meant(tmp_path):
     path.write_text("LR: 0.1\nwhatever: 1\n")  # a case slip is a near miss; nothing is near "whatever"
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['LR', 'whatever'\] \(did you mean: LR -> lr\?\)"):
         load_config(path)
+    path.write_text("block_rule: home\nhead_exception: []\n")  # a club's rules written as settings
+    with pytest.raises(ConfigError, match=r"\(block_rule, head_exception are rule variant keys: put them under "
+                                          r"rules, e.g. rules: \{block_rule: ...\}\)"):
+        load_config(path)
 
 
 @pytest.mark.parametrize("text, match", [
