@@ -69,9 +69,12 @@ def _rules_of(points: list[dict], source: str | Path | None = None) -> list[str]
             run_rules = None
     found = []
     for r in points:
+        said = r.get("rules", run_rules)
+        if not isinstance(said, dict):  # no rules said, or not a mapping of them
+            continue
         try:
-            found.append(Rules.from_dict(r.get("rules", run_rules)).to_json())
-        except (TypeError, ValueError, AttributeError):  # no rules said, or unreadable ones
+            found.append(Rules.from_dict(said).to_json())
+        except (TypeError, ValueError):  # unreadable ones
             continue
     return list(dict.fromkeys(found))
 
