@@ -18,3 +18,15 @@ def test_documented_calls_type_check_strictly_in_user_code(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     ran = subprocess.run([sys.executable, str(DATA / "typed_user.py")], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr  # and it does what it says
+
+
+def test_the_envs_signatures_resolve_at_run_time():
+    """Tools that read annotations at run time (get_type_hints: sphinx, jsonargparse) find every name."""
+    import typing
+
+    from nardy_env.envs import LongNardyEnv
+    from nardy_env.envs.vector import LongNardyVectorEnv
+
+    for cls in (LongNardyEnv, LongNardyVectorEnv):
+        hints = typing.get_type_hints(cls.__init__)
+        assert {"opponent", "agent_color", "rules"} <= set(hints)

@@ -304,8 +304,9 @@ _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _UniqueKeyLoader.const
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _UniqueKeyLoader.construct_yaml_float)
 
 
-def unknown_keys(unknown: list[Any], known: set[str]) -> str:
-    """``unknown key(s) [...]``, with the known key each one most likely meant."""
+def unknown_keys(unknown: list[Any], known: set[str], rules_hint: bool = True) -> str:
+    """``unknown key(s) [...]``, with the known key each one most likely meant; ``rules_hint``:
+    say that a rule variant key goes under ``rules`` (not where rules cannot change: a resume)."""
     by_lower = {k.lower(): k for k in known}
     guesses = []
     for key in unknown:
@@ -317,9 +318,10 @@ def unknown_keys(unknown: list[Any], known: set[str]) -> str:
     from nardy_env.rules import Rules
 
     variants = [str(key) for key in unknown if str(key) in Rules().to_dict() and "rules" in known]
-    if variants:
+    if variants and rules_hint:
         meant += (f" ({', '.join(variants)} {'is a rule variant key' if len(variants) == 1 else 'are rule variant keys'}:"
-                  f" put {'it' if len(variants) == 1 else 'them'} under rules, e.g. rules: {{{variants[0]}: ...}})")
+                  f" put {'it' if len(variants) == 1 else 'them'} under rules: rules: {{{variants[0]}: ...}} in a "
+                  f"config file, --set 'rules={{{variants[0]}: ...}}' on the command line)")
     return f"unknown key(s) {unknown}{meant}"
 
 

@@ -114,11 +114,11 @@ def parse_play(text: str) -> list[tuple[int, int]]:
     full-width digits read as plain ones.
     """
     moves = []
-    text = unicodedata.normalize("NFKC", text).lower()  # full-width digits and slashes as plain ones; 6/OFF
+    text = unicodedata.normalize("NFKC", text)  # full-width digits and slashes as plain ones
     text = re.sub("[\u2010-\u2015\u2212]", "-", text)  # the dashes a phone or word processor types for '-'
     text = re.sub(r"\s*/\s*", "/", text)  # 24 / 18
-    text = re.sub(r"(?<=\d)\s+-\s*(?=\d|off)|(?<=\d)\s*-\s+(?=\d|off)", "-", text)  # 24 - 18
-    text = re.sub(r"(?<=\d)[-.](?=\d|off)", "/", text)  # 24-18, as many clubs write it; 24.18
+    text = re.sub(r"(?<=\d)\s+-\s*(?=\d|off)|(?<=\d)\s*-\s+(?=\d|off)", "-", text, flags=re.I)  # 24 - 18
+    text = re.sub(r"(?<=\d)[-.](?=\d|off)", "/", text, flags=re.I)  # 24-18, as many clubs write it; 24.18; 6-OFF
     for token in re.sub(r"\s+\(", "(", text).replace(",", " ").split():
         m = _MOVE.match(token.lower())
         if not m and ("*" in token or "bar" in token.lower()):

@@ -144,19 +144,23 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
             raise ValueError(f"{name} was never evaluated against {opponent} (it met {met})")
         lines.append((label, palette[n % len(palette)], opponent, points))
         _warn_changed(name, points, [opponent])
+    # The runs' club variant in the title when they share one (one run's too).
+    variants = {_variant(points, runs[name]) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
+    title = f"Win rate against {opponent} (paired dice, 0-ply{variants.pop() if len(variants) == 1 else ''})"
     if len(lines) < 2:  # one run: _warn_changed has said what there is to say
-        return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
+        return _curves(lines, title, out_png, follow)
     rules = {name: _rules_of(points, runs[name]) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
     if len({json for found in rules.values() for json in found}) > 1:
         listed = "; ".join(f"{name}: {' then '.join(found)}" for name, found in rules.items() if found)
         warnings.warn(f"the runs were evaluated under different rules ({listed}): their win rates against "
                       f"{opponent} are not of the same game", stacklevel=2)
-    files = {name: _files_of(points, opponent) for name, (_, _, _, points) in zip(runs, lines, strict=True)}
-    # Told once: a run whose opponent changed on the way has been named above.
-    if all(len(found) <= 1 for found in files.values()) and len({sha for found in files.values() for sha in found}) > 1:
+    files = [set(_files_of(points, opponent)) for _, _, _, points in lines]
+    # Two runs that never met the same file met different players (one whose opponent changed on
+    # the way, but met the other's too, has been named above).
+    if any(a and b and not a & b for i, a in enumerate(files) for b in files[i + 1:]):
         warnings.warn(f"the runs met different players named {opponent} (their files differ): their win rates "
                       "against it do not compare", stacklevel=2)
-    return _curves(lines, f"Win rate against {opponent} (paired dice, 0-ply)", out_png, follow)
+    return _curves(lines, title, out_png, follow)
 
 
 def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: str | Path, follow: bool) -> Path:

@@ -1288,7 +1288,7 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     changes = {k: number_from_text(v) if k in numeric else v for k, v in changes.items()}  # lr=1e-3: the number
     unknown = sorted(k for k in changes if k not in current)
     if unknown:
-        raise TrainError(f"{unknown_keys(unknown, set(current))}; --resume can change {', '.join(RESUMABLE_KEYS)}")
+        raise TrainError(f"{unknown_keys(unknown, set(current), rules_hint=False)}; --resume can change {', '.join(RESUMABLE_KEYS)}")
     refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
                      and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:

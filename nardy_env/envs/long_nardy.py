@@ -5,14 +5,19 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
-from ..notation import Color, parse_npn
+from ..notation import (
+    Color,
+    ColorLike,
+    parse_npn,
+)
+from ..players import PlayerSpec
 from ..render import board_text
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
@@ -24,10 +29,6 @@ from .games import (
     resolve_color,
     resolve_opponent,
 )
-
-if TYPE_CHECKING:
-    from ..notation import ColorLike
-    from ..players import PlayerSpec
 
 __all__ = ["LongNardyEnv", "GameOverError", "render_text"]
 

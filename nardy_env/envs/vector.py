@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +12,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..core import MAX_RESULTS, Afterstates, is_whole
+from ..notation import ColorLike
+from ..players import PlayerSpec
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
@@ -31,10 +33,6 @@ from .long_nardy import (
     render_text,
     start_presets,
 )
-
-if TYPE_CHECKING:
-    from ..notation import ColorLike
-    from ..players import PlayerSpec
 
 
 def split_afterstates(found: Afterstates) -> list[Afterstates]:

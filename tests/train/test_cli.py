@@ -373,6 +373,13 @@ def test_plot_warns_when_the_curves_do_not_compare(tmp_path, monkeypatch):
     assert titles == ["Win rate against each opponent (paired dice, 0-ply; block_rule home)",
                       "Win rate against each opponent (paired dice, 0-ply)",
                       "Win rate against each opponent (paired dice, 0-ply; block_rule home)"]
+    third = log("third.jsonl", {}, ["c" * 64])  # another player again, beside a run whose opponent changed
+    with pytest.warns(UserWarning) as said:
+        compare_curves({"changed": changed, "third": third}, "champ", tmp_path / "c.png")
+    assert [str(w.message).split(":")[0] for w in said] == ["changed", "the runs met different players named champ (their files differ)"]
+    monkeypatch.setattr(train.plots, "_curves", lambda lines, title, *rest: titles.append(title) or real(lines, title, *rest))
+    compare_curves({"club": club}, "champ", tmp_path / "c.png")
+    assert titles[-1] == "Win rate against champ (paired dice, 0-ply; block_rule home)"
     odd = log("odd.jsonl", {}, [["a"], 7])  # hand-edited values are no files, not a crash
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -29,7 +29,8 @@ def test_unknown_keys_are_named_with_the_key_most_likely_meant(tmp_path):
         load_config(path)
     path.write_text("block_rule: home\nhead_exception: []\n")  # a club's rules written as settings
     with pytest.raises(ConfigError, match=r"\(block_rule, head_exception are rule variant keys: put them under "
-                                          r"rules, e.g. rules: \{block_rule: ...\}\)"):
+                                          r"rules: rules: \{block_rule: ...\} in a config file, --set "
+                                          r"'rules=\{block_rule: ...\}' on the command line\)"):
         load_config(path)
 
 

@@ -231,6 +231,8 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     assert parse_play("24.18 18.13") == parse_play("24-18 18-13") == [(24, 18), (18, 13)]
     assert parse_play("24 - 18 18 -13") == [(24, 18), (18, 13)]
     assert parse_play("24- 18, 6 - off") == parse_play("24-18 6-OFF") == parse_play("24/18 6 / Off") == [(24, 18), (6, 0)]
+    with pytest.raises(ValueError, match="'XYZ' is not a move"):  # quoted as typed
+        parse_play("24/18 XYZ")
     assert parse_play("13.7(2) 6.off") == [(13, 7), (13, 7), (6, 0)]
     # Dashes a phone types for '-', and spaces around '/'.
     assert parse_play("24\u201318 18\u201413") == parse_play("24\u221218 18 / 13") == [(24, 18), (18, 13)]

@@ -331,6 +331,9 @@ def test_resume_refuses_fewer_games_than_played_and_unknown_settings(tmp_path):
         Trainer(resume_with_changes(before.config, {"total_games": 512}), run, resume=True, progress=False)
     with pytest.raises(TrainError, match=r"unknown key\(s\) \[.totl_games.\] \(did you mean: totl_games -> total_games\?\); --resume can change"):
         resume_with_changes(before.config, {"totl_games": 5})
+    with pytest.raises(TrainError) as refused:  # rules cannot change on resume: no hint to put them under rules
+        resume_with_changes(before.config, {"block_rule": "home"})
+    assert "under rules" not in str(refused.value) and "--resume can change" in str(refused.value)
     with pytest.raises(TrainError, match="no such folder"):
         config_for_resume(tmp_path / "nowhere")
     (tmp_path / "bad").mkdir()
