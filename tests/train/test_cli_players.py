@@ -182,7 +182,7 @@ def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     assert "You play white against race" in text
     assert "is not a move" in text and "choose 1.." in text
     assert "Undone; the turn starts again." in text
-    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in text  # "maybe"
+    assert "Answer y (or Enter) to play it, undo to choose again, another play, or resign / quit." in " ".join(text.split())  # "maybe", wrapped to 80 columns
     # resign and quit ask first; "n" and "no" go back to the game.
     assert text.count("To resign now is to lose 2 points (mars:") == 2 and text.count("resign and lose 2 points? [y/N]") == 2
     assert "To quit abandons the game in progress: it is not scored.\nquit? [y/N]" in text
