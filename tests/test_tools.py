@@ -58,3 +58,48 @@ def test_the_serving_latency_tool_asks_real_positions_and_times_every_request():
     seconds, wall = time_calls("heuristic", reqs[:30], threads=2)
     assert len(seconds) == 30 and all(0 < s < wall for s in seconds)
     assert len(time_jsonl("heuristic", reqs[:8])) == 3  # the first five load the player
+
+
+def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_path, capsys):
+    """A bad count, seed, player or folder is a usage error naming it, never a traceback or a
+    half-written output folder."""
+    import pytest
+
+    from tools import (
+        afterstates_per_decision,
+        board_picture,
+        max_results_search,
+        serving_latency,
+        ship_player,
+    )
+
+    def refused(main, argv: list[str], code: int = 2) -> str:
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        assert done.value.code == code
+        return capsys.readouterr().err
+
+    assert "--games: must be 1 or more, got 0" in refused(afterstates_per_decision.main, ["random", "--games", "0"])
+    assert "--seed: must be from 0 to 2**32 - 1" in refused(afterstates_per_decision.main, ["random", "--seed", "-1"])
+    assert "no player named 'nosuch'" in refused(afterstates_per_decision.main, ["random", "nosuch"])
+    with pytest.raises(ValueError, match="games must be 1 or more"):
+        afterstates_per_decision.afterstates_per_decision("random", games=0)
+    assert "no player named 'nosuch'" in refused(serving_latency.main, ["--player", "nosuch"])
+    assert "--plies: must be 0 or more" in refused(serving_latency.main, ["--plies", "-1"])
+    assert "random does not search" in refused(serving_latency.main, ["--player", "random", "--plies", "0", "1"])
+    assert "--threads: must be 1 or more" in refused(serving_latency.main, ["--threads", "0"])
+    assert "--seconds: must be a positive number" in refused(max_results_search.main, ["--seconds", "-1"])
+    err = refused(board_picture.main, [str(tmp_path / "no" / "such" / "board.png")], code=1)
+    assert "cannot write" in err and "No such file or directory" in err
+
+    run, out = tmp_path / "run", tmp_path / "shipped"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    assert "lacks checkpoint.pt, eval.jsonl" in refused(ship_player.main, [str(run), str(out)])
+    (run / "checkpoint.pt").write_text("not a checkpoint")
+    (run / "eval.jsonl").write_text("")
+    assert "is not a checkpoint" in refused(ship_player.main, [str(run), str(out)])
+    assert "is the run itself" in refused(ship_player.main, [str(run), str(run / ".." / "run")])
+    assert "--games: must be 1 or more" in refused(ship_player.main, [str(run), str(out), "--games", "0"])
+    assert not out.exists()
+    assert ship_player._commit() != ""  # a commit, or what says there is none

@@ -16,11 +16,15 @@ import numpy as np
 from nardy_env import flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.game import roll_dice
-from nardy_env.players import choose_indices, load_player
+from nardy_env.players import PlayerNotFound, PlayerSpec, choose_indices, load_player
+from train.cli import COUNT, SEED, TEXT
 
 
-def afterstates_per_decision(spec: str, games: int = 200, seed: int = 0) -> tuple[float, float]:
-    """(mean afterstates per decision, decisions per game) over ``games`` games of ``spec`` against itself."""
+def afterstates_per_decision(spec: PlayerSpec, games: int = 200, seed: int = 0) -> tuple[float, float]:
+    """(mean afterstates per decision, decisions per game) over ``games`` games of ``spec`` (a player or
+    its name) against itself."""
+    if games < 1:
+        raise ValueError(f"games must be 1 or more, got {games}")
     player = load_player(spec, None)
     rng = np.random.default_rng(seed)
     states = initial_states(games)
@@ -40,14 +44,20 @@ def afterstates_per_decision(spec: str, games: int = 200, seed: int = 0) -> tupl
     return total / decisions, decisions / games
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("players", nargs="+", help="player names, as nardy eval takes them")
-    parser.add_argument("--games", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    for spec in args.players:
-        per, length = afterstates_per_decision(spec, args.games, args.seed)
+    parser.add_argument("players", nargs="+", type=TEXT, help="player names, as nardy eval takes them")
+    parser.add_argument("--games", type=COUNT, default=200, help="games of each player against itself (default 200)")
+    parser.add_argument("--seed", type=SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
+    args = parser.parse_args(argv)
+    players = []
+    for spec in args.players:  # every name checked before the first one plays
+        try:
+            players.append((spec, load_player(spec, None)))
+        except (PlayerNotFound, ValueError) as exc:
+            parser.error(str(exc))
+    for spec, player in players:
+        per, length = afterstates_per_decision(player, args.games, args.seed)
         print(f"{spec}: {per:.1f} afterstates per decision, {length:.1f} decisions per game")
 
 

@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"the picture is a PNG: give a path ending in .png, got {out}")
     env = gym.make("LongNardy-v0", render_mode="rgb_array")
     env.reset(seed=0, options={"position": POSITION, "dice": DICE})
-    Image.fromarray(env.render()).save(out, optimize=True)
+    try:
+        Image.fromarray(env.render()).save(out, optimize=True)
+    except OSError as exc:  # a missing folder, a read-only place
+        parser.exit(1, f"{parser.prog}: cannot write {out}: {exc.strerror or exc}\n")
     print(out)
     return 0
 

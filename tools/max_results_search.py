@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from nardy_env import Color, format_npn, legal_afterstates
+from train.cli import SECONDS, SEED
 
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 
@@ -52,11 +53,11 @@ def mutate(state: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return s
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--seconds", type=SECONDS, default=60, help="how long to search (default 60)")
+    parser.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
+    args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     best, best_state, best_roll = 0, None, None
     deadline = time.time() + args.seconds

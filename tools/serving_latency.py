@@ -25,7 +25,8 @@ from nardy_env import flip, format_npn, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.game import roll_dice
 from nardy_env.notation import Color
-from nardy_env.players import choose_indices, load_player
+from nardy_env.players import PlayerNotFound, choose_indices, load_player
+from train.cli import COUNT, PLY, TEXT
 
 
 def requests(count: int, seed: int = 0) -> list[tuple[np.ndarray, np.ndarray, Color]]:
@@ -96,17 +97,21 @@ def time_jsonl(spec: str, reqs: list[tuple[np.ndarray, np.ndarray, Color]]) -> l
     return seconds
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--player", default="default", help="a player name, as nardy hint takes it (default: default)")
-    parser.add_argument("--plies", type=int, nargs="+", default=[0, 1], help="search depths to time (default: 0 1)")
-    parser.add_argument("--requests", type=int, default=1000, help="positions to ask about (default: 1000)")
-    parser.add_argument("--threads", type=int, default=8, help="threads sharing one player (default: 8)")
-    args = parser.parse_args()
+    parser.add_argument("--player", type=TEXT, default="default",
+                        help="a player name, as nardy hint takes it (default: default)")
+    parser.add_argument("--plies", type=PLY, nargs="+", default=[0, 1], help="search depths to time (default: 0 1)")
+    parser.add_argument("--requests", type=COUNT, default=1000, help="positions to ask about, 10 or more (default: 1000)")
+    parser.add_argument("--threads", type=COUNT, default=8, help="threads sharing one player (default: 8)")
+    args = parser.parse_args(argv)
     if args.requests < 10:
         parser.error("--requests must be 10 or more (the first ones warm the player)")
-    if args.threads < 1:
-        parser.error("--threads must be 1 or more")
+    for ply in args.plies:  # every depth checked before the first is timed
+        try:
+            load_player(f"{args.player}@{ply}" if ply else args.player)
+        except (PlayerNotFound, ValueError) as exc:
+            parser.error(str(exc))
     reqs = requests(args.requests)
     print(f"{len(reqs)} requests, one position each, from games of the shipped player")
     for ply in args.plies:

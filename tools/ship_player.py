@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -20,25 +21,45 @@ import time
 from pathlib import Path
 
 from agents.td import load_checkpoint
+from train.cli import COUNT, TEXT
 from train.evaluate import evaluate
 from train.export import export_policy
 from train.plots import training_curve
 
+ROOT = Path(__file__).resolve().parents[1]
+RUN_FILES = ("checkpoint.pt", "config.json", "eval.jsonl")
 
-def main() -> None:
+
+def _commit() -> str:
+    """The checkout's commit the measurements were made at (of this tool's checkout, from any folder)."""
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else "unknown (not a git checkout)"
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("run", type=Path)
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--games", type=int, default=2000)
-    parser.add_argument("--ply-games", type=int, default=2000)
-    parser.add_argument("--command", action="append",
+    parser.add_argument("run", type=Path, help="the trained run directory (checkpoint.pt, config.json, eval.jsonl)")
+    parser.add_argument("out", type=Path, help="the folder to ship it in (made if missing; its files are replaced)")
+    parser.add_argument("--games", type=COUNT, default=2000,
+                        help="paired-dice games of 0-ply against each bot (default 2000)")
+    parser.add_argument("--ply-games", type=COUNT, default=2000, help="games of 1-ply against 0-ply (default 2000)")
+    parser.add_argument("--command", action="append", type=TEXT,
                         help="the training command(s), in order (repeat for a run trained in stages)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     commands = args.command or ["nardy train --config configs/default.yaml --out runs/default"]
 
     out: Path = args.out
+    missing = [name for name in RUN_FILES if not (args.run / name).is_file()]
+    if missing:  # checked before anything is written
+        parser.error(f"{args.run} is not a run directory: it lacks {', '.join(missing)}")
+    if out.exists() and out.resolve() == args.run.resolve():
+        parser.error(f"{out} is the run itself: ship it in another folder")
+    try:
+        load_checkpoint(args.run / "checkpoint.pt")
+    except ValueError as exc:
+        parser.error(f"{args.run / 'checkpoint.pt'}: {exc}")
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("checkpoint.pt", "config.json", "eval.jsonl"):
+    for name in RUN_FILES:
         shutil.copyfile(args.run / name, out / name)
     export_policy(out / "checkpoint.pt", out, force=True)
     training_curve(out / "eval.jsonl", out / "training_curve.png",
@@ -56,10 +77,11 @@ def main() -> None:
     results["1-ply vs 0-ply"] = evaluate(f"{player}@1", player, args.ply_games, seed=2027).summary()
     print(json.dumps(results["1-ply vs 0-ply"]), flush=True)
     seconds = time.time() - t0
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = _commit()
     strength = {"games_trained": games_trained, "measured_at_commit": commit, "seconds": round(seconds),
-                "command": f"python tools/ship_player.py {args.run} {out} --games {args.games} "
-                           f"--ply-games {args.ply_games}",
+                "command": shlex.join(["python", "tools/ship_player.py", str(args.run), str(out), "--games",
+                                       str(args.games), "--ply-games", str(args.ply_games)]
+                                      + [part for c in args.command or () for part in ("--command", c)]),
                 "matches": results}
     (out / "strength.json").write_text(json.dumps(strength, indent=2) + "\n", encoding="utf-8", newline="\n")
 

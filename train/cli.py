@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ["main"]
+__all__ = ["main", "COUNT", "PLY", "POSITIVE", "SECONDS", "SEED", "TEXT"]  # the argparse types: tools/ take them too
 
 
 def _rules(text: str | None):
@@ -942,16 +942,17 @@ def _max_seed() -> int:
     return MAX_SEED
 
 
-_SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v <= _max_seed(),
-                     "from 0 to 2**32 - 1")
+# The argparse types of every command's options (and of the scripts under tools/).
+SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v <= _max_seed(),
+                    "from 0 to 2**32 - 1")
 """A seed, 0 to train.evaluate.MAX_SEED: the one range of every command's --seed."""
-_COUNT = _at_least(1)
-_PLY = _at_least(0)
-_POSITIVE = _positive("number")
-_SECONDS = _positive("number of seconds")
+COUNT = _at_least(1)
+PLY = _at_least(0)
+POSITIVE = _positive("number")
+SECONDS = _positive("number of seconds")
 
 
-def _TEXT(text: str) -> str:
+def TEXT(text: str) -> str:
     """An argparse type for a name or path: refuses an empty one (an unset shell variable), which
     would otherwise mean the current folder or the default player."""
     if not text.strip():
@@ -961,9 +962,9 @@ def _TEXT(text: str) -> str:
 
 def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
     """Options shared by the commands that play matches."""
-    parser.add_argument("--seed", type=_SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
-    parser.add_argument("--workers", type=_COUNT, default=None, help="processes (default: one per CPU, at most one per 1,000 games)")
-    parser.add_argument("--chunk-pairs", type=_COUNT, default=None, metavar="N",
+    parser.add_argument("--seed", type=SEED, default=0, help="dice seed, 0 to 2**32 - 1 (default 0)")
+    parser.add_argument("--workers", type=COUNT, default=None, help="processes (default: one per CPU, at most one per 1,000 games)")
+    parser.add_argument("--chunk-pairs", type=COUNT, default=None, metavar="N",
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
                              "depend on it: to reproduce a result, give the chunk_pairs it records")
     parser.add_argument("--json", action="store_true", help=json_help)
@@ -1012,20 +1013,20 @@ def build_parser() -> argparse.ArgumentParser:
                                        "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
                                        "player and per level ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision.")
-    bench.add_argument("--games", type=_COUNT, default=None, help="games to play (default 10000)")
-    bench.add_argument("--seed", type=_SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
-    bench.add_argument("--threads", type=_COUNT, default=None, help="threads for move generation (default: all CPUs)")
+    bench.add_argument("--games", type=COUNT, default=None, help="games to play (default 10000)")
+    bench.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
+    bench.add_argument("--threads", type=COUNT, default=None, help="threads for move generation (default: all CPUs)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument("--rules", help=RULES_HELP +
                                        "(with --search, default: those the player was trained under)")
     bench.add_argument("--env", action="store_true",
                        help="random legal play through gymnasium.make_vec('LongNardy-v0') instead")
-    bench.add_argument("--num-envs", type=_COUNT, default=None, help="sub-environments for --env (default 256)")
+    bench.add_argument("--num-envs", type=COUNT, default=None, help="sub-environments for --env (default 256)")
     bench.add_argument("--action-mode", choices=["turn", "checker"], default=None,
                        help="action mode for --env (default turn)")
     bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
-    bench.add_argument("--max-ply", type=_PLY, default=None, help="deepest search level for --search (default 2)")
-    bench.add_argument("--positions", type=_COUNT, default=None,
+    bench.add_argument("--max-ply", type=PLY, default=None, help="deepest search level for --search (default 2)")
+    bench.add_argument("--positions", type=COUNT, default=None,
                        help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
@@ -1034,32 +1035,32 @@ def build_parser() -> argparse.ArgumentParser:
                    "append @N to search N plies; your own player as FILE.py:NAME or module:NAME; or a plugin's name")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")
-    ev.add_argument("a", metavar="A", type=_TEXT, help=player_help)
-    ev.add_argument("b", metavar="B", type=_TEXT, help=player_help)
+    ev.add_argument("a", metavar="A", type=TEXT, help=player_help)
+    ev.add_argument("b", metavar="B", type=TEXT, help=player_help)
     ev.add_argument("--games", type=int, default=2000, help="games to play, an even number (default 2000)")
     _match_options(ev, "print one JSON object as the last line")
-    ev.add_argument("--records", metavar="FILE", type=_TEXT,
+    ev.add_argument("--records", metavar="FILE", type=TEXT,
                     help="also write every game's record to FILE, one JSON line per game (players, opening roll, "
                          "each ply's dice and moves, result), when the match ends; an existing FILE is replaced")
     ev.set_defaults(func=_cmd_eval)
 
     ld = sub.add_parser("ladder", help="round robin between players, with ratings",
                         description="Round robin of paired matches; a markdown table and ratings with intervals.")
-    ld.add_argument("players", nargs="+", metavar="PLAYER", type=_TEXT, help=player_help)
+    ld.add_argument("players", nargs="+", metavar="PLAYER", type=TEXT, help=player_help)
     ld.add_argument("--games", type=int, default=2000, help="games per pair of players (default 2000)")
     _match_options(ld, "print one JSON object")
-    ld.add_argument("--png", metavar="FILE", type=_TEXT, help="also draw the ratings as a PNG chart")
+    ld.add_argument("--png", metavar="FILE", type=TEXT, help="also draw the ratings as a PNG chart")
     ld.set_defaults(func=_cmd_ladder)
 
     hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",
                           description="Rank the legal plays of a position and roll, best first.")
     hint.add_argument("position", nargs="?", help="position as an NPN string")
     hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
-    hint.add_argument("--player", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
-    hint.add_argument("--policy", metavar="DIR", type=_TEXT, help="an exported policy folder (same as --player DIR)")
-    hint.add_argument("--ply", type=_PLY, default=None,
+    hint.add_argument("--player", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
+    hint.add_argument("--policy", metavar="DIR", type=TEXT, help="an exported policy folder (same as --player DIR)")
+    hint.add_argument("--ply", type=PLY, default=None,
                       help="search depth (0 = the network alone; default: the @N of the player's name, else 0)")
-    hint.add_argument("--top", type=_COUNT, default=None,
+    hint.add_argument("--top", type=COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
     hint.add_argument("--rules", help=RULES_HELP +
@@ -1075,29 +1076,29 @@ def build_parser() -> argparse.ArgumentParser:
                     "resign, quit, help. Resigning concedes a single game when you have borne "
                     "a checker off or the roll lets you (RULES.md 50.7), else the mars. The score is kept "
                     "over the games of the session.")
-    play.add_argument("--against", type=_TEXT, help=player_help + " (default: the shipped player, else heuristic)")
-    play.add_argument("--ply", type=_PLY, default=None,
+    play.add_argument("--against", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
+    play.add_argument("--ply", type=PLY, default=None,
                       help="the opponent's search depth (default: the @N of its name, else 0)")
     play.add_argument("--color", choices=["white", "black", "random"], default="random",
                       help="your colour (default random: drawn for each game)")
-    play.add_argument("--seed", type=_SEED, default=None,
+    play.add_argument("--seed", type=SEED, default=None,
                       help="seed of the dice, of a random colour and of a randomising opponent's plays, "
                            "0 to 2**32 - 1 (default: fresh each session)")
-    play.add_argument("--games", type=_COUNT, default=None, help="stop after this many games (default: ask)")
+    play.add_argument("--games", type=COUNT, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help=RULES_HELP +
                                       "(default: those the player was trained under)")
     play.set_defaults(func=_cmd_play)
 
     tr = sub.add_parser("train", help="train a player by self-play TD learning on Ray",
                         description="Self-play TD(lambda) training across Ray actors (a local Ray unless --address).")
-    tr.add_argument("--config", type=_TEXT, help="YAML file of settings overriding the defaults, or a shipped config's name (smoke, quick, default: configs/NAME.yaml); "
+    tr.add_argument("--config", type=TEXT, help="YAML file of settings overriding the defaults, or a shipped config's name (smoke, quick, default: configs/NAME.yaml); "
                                      "required, and refused with --resume (a resumed run keeps its config.json)")
-    tr.add_argument("--out", type=_TEXT, help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
+    tr.add_argument("--out", type=TEXT, help="run directory (default runs/<config name>, or runs/<config name>-2, -3, ... "
                                   "when that one is taken)")
-    tr.add_argument("--address", type=_TEXT, help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
-    tr.add_argument("--resume", metavar="RUN_DIR", type=_TEXT, help="continue a run from its last checkpoint, with its own config.json "
+    tr.add_argument("--address", type=TEXT, help="join this Ray cluster (default: RAY_ADDRESS, else a local Ray)")
+    tr.add_argument("--resume", metavar="RUN_DIR", type=TEXT, help="continue a run from its last checkpoint, with its own config.json "
                          "(--set KEY=VALUE changes what may change)")
-    tr.add_argument("--max-seconds", type=_SECONDS, default=None,
+    tr.add_argument("--max-seconds", type=SECONDS, default=None,
                     help="stop (with a checkpoint) after this many seconds; --resume continues")
     tr.add_argument("--set", action="append", metavar="KEY=VALUE",
                     help="override one setting of the config file (repeatable), e.g. --set actors=1")
@@ -1107,12 +1108,12 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("plot", help="draw a run's training curve (win rate vs games) as a PNG, or compare runs",
                         description="Draw win rate against each bot vs games trained, from RUN/eval.jsonl; with "
                                     "several runs (or --against), one line a run against one opponent.")
-    pl.add_argument("runs", nargs="+", metavar="RUN", type=_TEXT, help="a run directory (or its eval.jsonl); "
+    pl.add_argument("runs", nargs="+", metavar="RUN", type=TEXT, help="a run directory (or its eval.jsonl); "
                     "several to compare them")
-    pl.add_argument("--against", type=_TEXT, help="compare the runs against this opponent, one line a run "
+    pl.add_argument("--against", type=TEXT, help="compare the runs against this opponent, one line a run "
                     "(default with several runs: heuristic where every run met it, else the first opponent of the "
                     "first run's log that they all met)")
-    pl.add_argument("--out", type=_TEXT, help="PNG file (default RUN/training_curve.png; a comparison needs one)")
+    pl.add_argument("--out", type=TEXT, help="PNG file (default RUN/training_curve.png; a comparison needs one)")
     pl.set_defaults(func=_cmd_plot)
 
     from train.export import add_export_arguments, cmd_export
@@ -1120,7 +1121,7 @@ def build_parser() -> argparse.ArgumentParser:
     ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
                         description="Write DIR/policy.onnx and DIR/policy.json (docs/formats.md, docs/policy.md), "
                                     "verified against torch.")
-    add_export_arguments(ex, text=_TEXT, count=_COUNT, positive=_POSITIVE)
+    add_export_arguments(ex, text=TEXT, count=COUNT, positive=POSITIVE)
     ex.set_defaults(func=cmd_export)
     # No prefixes of options (--game for --games): an option added later would break a script using one.
     for command in (parser, *sub.choices.values()):
