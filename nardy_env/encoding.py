@@ -7,15 +7,19 @@ opponent's. ``features`` turns that layout into the network's inputs. The
 feature function is versioned: any change of its output bumps
 ``FEATURES_VERSION``, which every checkpoint and export records.
 
-Features, version ``nardy-features/1`` (per side, mine first, then the opponent's):
+Features, version ``nardy-features/1``: 102 per side, mine (columns 0..101) then the
+opponent's (102..203), each side's in this order, with n the side's checkers on a point:
 
-- 24 points x 4 TD-Gammon units: n >= 1, n >= 2, n >= 3, (n - 3) / 2 for n > 3
-- borne off / 15
-- pip count / 360 (the starting count)
-- checkers on the head / 15
-- checkers home (personal 1..6) / 15
-- longest run of held points along the other side's route / 6
-- whether every remaining checker is home (bearing off possible)
+- 0..95: 24 points x 4 TD-Gammon units, point-major (personal point 1's four units, then
+  point 2's, ...): n >= 1, n >= 2, n >= 3 (each 0 or 1), max(n - 3, 0) / 2
+- 96: borne off / 15
+- 97: pip count / 360 (the starting count; borne-off checkers count 0)
+- 98: checkers on the head (personal point 24) / 15
+- 99: checkers home (personal points 1..6) / 15
+- 100: min(longest run, 6) / 6, the longest run of consecutive points holding at least one
+  of the side's checkers, read along the other side's route (the side's personal points
+  13..24, then 1..12): a run of 7 or more counts as 6
+- 101: 1 if every checker not borne off is home (bearing off possible), else 0
 """
 
 from __future__ import annotations

@@ -58,6 +58,31 @@ def test_compiled_and_in_graph_features_equal_the_plain_reference_bit_for_bit():
     assert features(raw[:0]).shape == (0, NUM_FEATURES)
 
 
+def test_the_features_are_laid_out_as_the_encoding_docstring_says():
+    """Column by column, for a porter who reads only nardy_env/encoding.py's docstring."""
+    raw = np.zeros(50, dtype=np.float32)
+    raw[[0, 1, 2, 3, 4, 5, 6, 7]] = 1  # my personal points 1..8: one run of 8 along the other side's route
+    raw[23] = 5  # my head
+    raw[48] = 2  # two of mine off
+    raw[24 + 12: 24 + 17] = [1, 1, 1, 1, 1]  # the opponent's points 13..17: a run of 5 read from 13 on
+    raw[24 + 23] = 10  # its head
+    f = features(raw)
+    assert f.shape == (204,)
+    # Point-major units: point 24 (the head, 5 checkers) holds columns 92..95.
+    assert list(f[92:96]) == [1, 1, 1, 1.0] and list(f[0:4]) == [1, 0, 0, 0]
+    assert f[96] == np.float32(2 / 15) and f[97] == np.float32((sum(range(1, 9)) + 24 * 5) / 360)
+    assert f[98] == np.float32(5 / 15) and f[99] == np.float32(6 / 15)
+    assert f[100] == 1.0  # a run of 8 counts as 6: min(8, 6) / 6
+    assert f[101] == 0  # the head is not home
+    theirs = f[102:]
+    assert list(theirs[92:96]) == [1, 1, 1, 3.5] and theirs[100] == np.float32(5 / 6) and theirs[96] == 0
+    raw[23], raw[48] = 0, 9  # every checker of mine left is home or off: bearing off is possible
+    raw[[6, 7]] = 0
+    f = features(raw)
+    assert f[101] == 1 and f[100] == 1.0  # points 1..6: a run of exactly 6
+    assert np.array_equal(f, reference_features(raw[None])[0])
+
+
 def test_a_network_given_the_features_scores_as_from_raw_positions():
     net = TDNetwork((16, 8))
     raw = raw_positions(_positions(500))
