@@ -715,9 +715,8 @@ class Trainer:
         from train.evaluate import evaluate
 
         seed = 10_000 + len(self.eval_history)  # every evaluation its own dice, the same for each opponent
-        record: dict[str, Any] = {"games_trained": self.games, "time": round(time.perf_counter() - self.started, 1)}
-        if final:
-            record["final"] = True
+        record: dict[str, Any] = {"games_trained": self.games, "time": round(time.perf_counter() - self.started, 1),
+                                  "final": final}  # false too: a script need not ask whether it is there
         # What `nardy eval` needs to play a record's matches again (with the checkpoint of its games).
         record.update(seed=seed, rules=self.rules.to_dict(), nardy_version=nardy_env.__version__)
         me = self.player()
@@ -994,6 +993,8 @@ class Trainer:
                     rates = previous_rates.merged(rates)
                 stats = self._log(window, rates.measure(now, self.updates, session_start, eval_seconds, n_actors),
                                   n_actors)
+                if bar is not None:  # the bar's closing line: this last window's rate, not the one before
+                    bar.set_postfix(self._postfix(stats))
             self._reliability(since_picture)
             updating = True
             self.save()
@@ -1086,6 +1087,7 @@ class Trainer:
             w.add_scalar("selfplay/games_per_s", stats["games_per_s"], self.games)
             w.add_scalar("selfplay/mean_game_plies", stats["mean_game_plies"], self.games)
             w.add_scalar("selfplay/mars_rate", stats["mars_rate"], self.games)
+            w.add_scalar("learner/updates", self.updates, self.games)
             w.add_scalar("learner/updates_per_s", stats["updates_per_s"], self.games)
             w.add_scalar("learner/busy_fraction", stats["learner_busy"], self.games)
             w.add_scalar("learner/learning_rate", stats["learning_rate"], self.games)

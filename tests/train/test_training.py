@@ -44,8 +44,8 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     (ray_tmp / "ray").mkdir()
     (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:6391")
     try:
-        out = subprocess.run(_nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run),
-                                    "--quiet"), capture_output=True, text=True, timeout=600,
+        out = subprocess.run(_nardy("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(run)),
+                             capture_output=True, text=True, timeout=600,
                              env={**_env(), "RAY_TMPDIR": str(ray_tmp)}, cwd=ROOT)
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
@@ -58,7 +58,8 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     assert payload["trainer"]["updates"] > 0
     records = [json.loads(line) for line in (run / "eval.jsonl").read_text().splitlines()]
     assert len(records) >= 2 and {"random", "race"} <= set(records[-1])
-    assert records[-1].get("final") is True and records[-1]["games_trained"] == 1024
+    assert records[-1]["final"] is True and records[-1]["games_trained"] == 1024
+    assert records[0]["final"] is False  # a periodic one says so too
     # keep_checkpoints: 2 older copies plus the numbered copy of the latest.
     assert sorted(p.name for p in run.glob("checkpoint-*.pt")) == [
         "checkpoint-000000512.pt", "checkpoint-000000768.pt", "checkpoint-000001024.pt"]
@@ -71,7 +72,7 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     shown = text.tensor_proto.string_val[0].decode()
     assert shown.startswith("```json\n") and json.loads(shown.strip("`\n").removeprefix("json\n")) == config
     for tag in ("train/loss", "train/fit_error", "selfplay/games", "selfplay/games_per_s", "selfplay/mean_game_plies",
-                "selfplay/mars_rate", "learner/updates_per_s", "learner/learning_rate", "calibration/expected_error",
+                "selfplay/mars_rate", "learner/updates", "learner/updates_per_s", "learner/learning_rate", "calibration/expected_error",
                 "calibration/equity_expected_error", "eval/win_rate_vs_random", "eval/win_rate_vs_race",
                 "eval/mars_rate_vs_race", "final/win_rate_vs_race", "final/points_per_game_vs_random"):
         assert tag in tags, tag
@@ -83,6 +84,7 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
         used_at = e.step - config["games_per_task"]
         expected = config["lr"] + (config["lr_final"] - config["lr"]) * used_at / config["total_games"]
         assert e.value == pytest.approx(expected, rel=1e-5), (e.step, e.value, expected)
+    assert events.Scalars("learner/updates")[-1].value == payload["trainer"]["updates"]
     assert any(re.fullmatch(r"calibration/actual_points_pred_[-+]\d\.\d_[-+]\d\.\d", t) for t in tags)
     assert any(re.fullmatch(r"calibration/actual_win_rate_pred_0\.\d-[01]\.\d", t) for t in tags)
     # The closing evaluation continues the eval/ curve as well.
@@ -91,6 +93,13 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     pictures = events.Images("calibration/reliability")
     assert [p.step for p in pictures] == [512, 1024] and pictures[-1].width > pictures[-1].height > 100
     assert re.search(r"this session \d+ games/s and \d+ updates/s \(evaluations excluded\)", out.stdout)
+    # Progress on a pipe: plain lines, the closing one with the last window's rate (as logged) and
+    # the latest periodic evaluation.
+    closing = [line for line in out.stderr.splitlines() if line.startswith("train smoke: ")][-1]
+    last_rate = events.Scalars("selfplay/games_per_s")[-1].value
+    assert re.search(rf"games/s {last_rate:.0f}\b", closing), (closing, last_rate)
+    periodic = [r for r in records if not r["final"]][-1]
+    assert f"random {periodic['random']['win_rate']:.0%}" in closing
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="Windows has no SIGKILL or process groups")
