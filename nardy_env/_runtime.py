@@ -71,8 +71,12 @@ def _find_numba_cache() -> bool:
     except RuntimeError:  # "cannot cache function ...: no locator available"
         pass
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    places = (f"in NUMBA_CACHE_DIR ({chosen}), " if chosen else "") + "beside nardy_env or in the home folder"
+    folder = "the temp folder"
     try:
+        # No usable temp folder at all (a read-only container) raises here: compiled uncached then.
+        folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
         new = not os.path.lexists(folder)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         unsafe = _not_private(folder)
@@ -84,13 +88,14 @@ def _find_numba_cache() -> bool:
         nb.njit(cache=True)(_cache_probe)
     except (OSError, RuntimeError) as exc:
         numba_cache_placed()
-        warnings.warn(f"numba can write its cache neither beside nardy_env nor in the home folder, nor safely in "
-                      f"the temp folder ({exc}): the rules core is compiled in every process (about 8 s); set "
-                      "NUMBA_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=4)
+        warnings.warn(f"numba can write its cache neither {places}, nor safely in the temp folder ({exc}): the "
+                      "rules core is compiled in every process (about 8 s); set NUMBA_CACHE_DIR to a writable "
+                      "folder", RuntimeWarning, stacklevel=4)
         return False
     if new:  # said once, when the folder is made (not again in every worker process)
-        warnings.warn(f"numba cannot write its cache beside nardy_env or in the home folder; the compiled rules "
-                      f"core is kept in {folder} (set NUMBA_CACHE_DIR to choose)", RuntimeWarning, stacklevel=4)
+        choose = "make NUMBA_CACHE_DIR writable" if chosen else "set NUMBA_CACHE_DIR"
+        warnings.warn(f"numba cannot write its cache {places}; the compiled rules core is kept in {folder} "
+                      f"({choose} to choose)", RuntimeWarning, stacklevel=4)
     return True
 
 

@@ -24,6 +24,13 @@ if case in ("read-only", "nowhere"):  # a read-only install, no writable home: n
 if case == "nowhere":
     import tempfile
     tempfile.gettempdir = lambda: "/proc/nowhere"
+if case == "no-temp-dir":  # a read-only root (a container), as tempfile itself says it
+    for cls in (caching.InTreeCacheLocator, caching.UserWideCacheLocator):
+        cls.from_function = classmethod(lambda cls, function, path: None)
+    import tempfile
+    def none_usable():
+        raise FileNotFoundError(2, "No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp']")
+    tempfile.gettempdir = none_usable
 if case == "disk-full":
     def full(self, *args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -69,6 +76,19 @@ def test_with_nowhere_to_write_the_core_is_compiled_without_a_cache(tmp_path):
     out = _run("nowhere", tmp_path)
     assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
     assert out.stderr.count("compiled in every process") == 1 and "NUMBA_CACHE_DIR" in out.stderr
+
+
+def test_with_no_usable_temp_folder_at_all_the_core_is_compiled_without_a_cache(tmp_path):
+    out = _run("no-temp-dir", tmp_path)
+    assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
+    assert out.stderr.count("compiled in every process") == 1 and "No usable temporary directory" in out.stderr
+
+
+def test_an_unwritable_numba_cache_dir_is_named_in_the_warning(tmp_path):
+    out = _run("read-only", tmp_path, NUMBA_CACHE_DIR="/proc/nowhere")
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
+    assert "cannot write its cache in NUMBA_CACHE_DIR (/proc/nowhere), beside nardy_env" in out.stderr
+    assert "make NUMBA_CACHE_DIR writable to choose" in out.stderr
 
 
 def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):
