@@ -909,6 +909,12 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from train.export import cmd_export
+
+    return cmd_export(args)
+
+
 def _number_type(name: str, convert: Callable[[str], Any], noun: str, fits: Callable[[Any], bool],
                  wanted: str) -> Callable[[str], Any]:
     """An argparse type: ``convert(text)`` (else "is not ``noun``"), refused unless it ``fits``
@@ -1116,13 +1122,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", type=TEXT, help="PNG file (default RUN/training_curve.png; a comparison needs one)")
     pl.set_defaults(func=_cmd_plot)
 
-    from train.export import add_export_arguments, cmd_export
+    from train.export_options import add_export_arguments  # not train.export: it loads the rules core
 
     ex = sub.add_parser("export", help="export a trained player to ONNX for other frontends",
                         description="Write DIR/policy.onnx and DIR/policy.json (docs/formats.md, docs/policy.md), "
                                     "verified against torch.")
     add_export_arguments(ex, text=TEXT, count=COUNT, positive=POSITIVE)
-    ex.set_defaults(func=cmd_export)
+    ex.set_defaults(func=_cmd_export)
     # No prefixes of options (--game for --games): an option added later would break a script using one.
     for command in (parser, *sub.choices.values()):
         command.allow_abbrev = False

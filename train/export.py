@@ -26,7 +26,6 @@ import stat
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -57,14 +56,11 @@ from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
 from nardy_env.players import search_depth
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
+from train.export_options import DEFAULT_OPSET, EXPORTERS, add_export_arguments
 
 __all__ = ["ExportError", "DEFAULT_OPSET", "EXPORTERS", "export_policy", "real_positions",
            "add_export_arguments", "cmd_export"]
 
-DEFAULT_OPSET = 18
-"""ONNX opset of exports (onnxruntime has run it since 1.14)."""
-EXPORTERS = ("dynamo", "torchscript")
-"""torch's exporters: ``dynamo`` (torch.export, the default) and the older TorchScript one."""
 _VERIFY_BATCHES = (1, 7)  # extra batch sizes run through the graph: the batch axis must be dynamic
 
 
@@ -401,26 +397,6 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     except PolicyError as exc:
         raise ExportError(f"the export written to {out} does not read back: {exc}") from None
     return policy
-
-
-def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], str] = str,
-                         count: Callable[[str], int] = int, positive: Callable[[str], float] = float) -> None:
-    """The ``nardy export`` arguments (the caller sets the handler to ``cmd_export``); ``text``,
-    ``count``, ``positive``: the argparse types of the names and paths, of counts (1 or more) and
-    of positive numbers, so that a bad value is a usage error before anything is loaded."""
-    parser.add_argument("player", metavar="PLAYER", type=text,
-                        help="a run directory (holding checkpoint.pt), a checkpoint file, or default (the shipped player)")
-    parser.add_argument("--out", required=True, metavar="DIR", type=text,
-                        help="folder to write policy.onnx and policy.json into (created if missing)")
-    parser.add_argument("--force", action="store_true", help="replace an export already in DIR")
-    parser.add_argument("--positions", type=count, default=4096,
-                        help="real positions on which onnxruntime must match torch (default 4096)")
-    parser.add_argument("--tolerance", type=positive, default=1e-5,
-                        help="largest allowed |onnxruntime - torch| (default 1e-5)")
-    parser.add_argument("--opset", type=count, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
-    parser.add_argument("--exporter", choices=EXPORTERS, default="dynamo",
-                        help="torch exporter: dynamo (torch.export, default) or torchscript (legacy)")
-    parser.add_argument("--json", action="store_true", help="print policy.json's content as one JSON line")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -780,6 +780,18 @@ def test_a_graph_naming_external_data_is_refused_before_onnxruntime_reads_it(tmp
     onnx.checker.check_model(helper.make_model(helper.make_graph([], "g", [], [])))  # the package works here
 
 
+def test_playing_an_export_loads_neither_torch_nor_the_onnx_package():
+    """numpy and onnxruntime only: the onnx package (0.6 s to import) is for export and for
+    graphs that may name external data, which the shipped one does not."""
+    code = ("import sys; from nardy_env import initial_states, legal_afterstates; from nardy_env.players import load_player; import numpy as np; "
+            "p = load_player('checkpoints/default'); s = initial_states(1); "
+            "p.choose(s, legal_afterstates(s, np.array([[6, 5]])), np.random.default_rng(0)); "
+            "print(sorted(m for m in ('torch', 'onnx', 'onnxruntime', 'ray') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['onnxruntime']"
+
+
 def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, monkeypatch):
     # Whatever a graph names as external data, there is nothing beside it to read.
     import onnxruntime
