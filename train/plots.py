@@ -169,9 +169,10 @@ def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: 
     left, right, top, bottom = 80, 170, 50, 70
     img, draw, font, small = _canvas(w, h, 15, 13, [title, *(label for label, *_ in lines)])
     max_games = max(max(points[-1]["games_trained"] for *_, points in lines), 1)
+    span = max_games * 1.03  # the last points clear of the frame
 
     def xy(games: float, rate: float) -> tuple[float, float]:
-        return (left + (w - left - right) * games / max_games, top + (h - top - bottom) * (1 - rate))
+        return (left + (w - left - right) * games / span, top + (h - top - bottom) * (1 - rate))
 
     for k in range(11):
         y = xy(0, k / 10)[1]
@@ -186,38 +187,58 @@ def _curves(lines: list[tuple[str, Any, str, list[dict]]], title: str, out_png: 
     draw.text(((left + w - right) / 2, h - 25), "self-play games trained", fill="black", font=font, anchor="mm")
     draw.text((left - 45, top - 14), "win rate (bars: 95% intervals)", fill="black", font=font, anchor="lm")
     draw.text(((left + w - right) / 2, 16), title, fill="black", font=font, anchor="mm")
+    finals = False
     for n, (label, color, opp, points) in enumerate(lines):
         line = [xy(r["games_trained"], r[opp]["win_rate"]) for r in points if opp in r]
+        dodge = _dodge(n, len(lines))  # the lines' bars side by side at a shared count, not on top of each other
         for r in points:
             if opp in r and "win_rate_ci95" in r[opp]:
                 lo, hi = r[opp]["win_rate_ci95"]
-                x = xy(r["games_trained"], 0)[0]
-                draw.line([(x, xy(0, min(hi, 1))[1]), (x, xy(0, max(lo, 0))[1])], fill=color, width=1)
+                x = xy(r["games_trained"], 0)[0] + dodge
+                y_hi, y_lo = xy(0, min(hi, 1))[1], xy(0, max(lo, 0))[1]
+                draw.line([(x, y_hi), (x, y_lo)], fill=color, width=1)
+                for y in (y_hi, y_lo):  # caps: where a bar ends is seen beside another line
+                    draw.line([(x - 2, y), (x + 2, y)], fill=color, width=1)
         if len(line) > 1:
             draw.line(line, fill=color, width=3)
         shape = _MARKERS[n % len(_MARKERS)]  # each line its own marker: told apart without colour
-        for x, y in line:
-            _marker(draw, x, y, shape, color)
+        closing = [r.get("final") is True for r in points if opp in r]
+        for (x, y), final in zip(line, closing, strict=True):
+            _marker(draw, x, y, shape, color, outline="black" if final else None)
+            finals = finals or final
         ly = top + 20 + 26 * n
         draw.line([(w - right + 15, ly), (w - right + 45, ly)], fill=color, width=3)
         _marker(draw, w - right + 30, ly, shape, color)
         draw.text((w - right + 52, ly), _fit(label, font, right - 56), fill="black", font=font, anchor="lm")
+    if finals:  # a closing evaluation plays more games (final_eval_games): its interval is narrower
+        ly = top + 20 + 26 * len(lines) + 6
+        _marker(draw, w - right + 30, ly, "circle", (255, 255, 255), outline="black")
+        draw.text((w - right + 52, ly), _fit("closing evaluation", small, right - 56), fill="black", font=small,
+                  anchor="lm")
     return _save_png(img, out_png, follow)
+
+
+def _dodge(n: int, count: int, step: float = 4) -> float:
+    """Line ``n`` of ``count``'s horizontal offset, in pixels, for its interval bars."""
+    return (n - (count - 1) / 2) * step
 
 
 _MARKERS = ("circle", "square", "triangle", "diamond")
 
 
-def _marker(draw: Any, x: float, y: float, shape: str, color: Any, r: float = 5) -> None:
-    """One data point's marker, centred on (x, y)."""
+def _marker(draw: Any, x: float, y: float, shape: str, color: Any, r: float = 5, outline: Any = None) -> None:
+    """One data point's marker, centred on (x, y); ``outline``: a ring around it (a closing
+    evaluation's point), drawn a pixel larger."""
+    if outline is not None:
+        r += 1
     if shape == "square":
-        draw.rectangle([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color)
+        draw.rectangle([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color, outline=outline)
     elif shape == "triangle":
-        draw.polygon([(x, y - r - 1), (x - r, y + r - 1), (x + r, y + r - 1)], fill=color)
+        draw.polygon([(x, y - r - 1), (x - r, y + r - 1), (x + r, y + r - 1)], fill=color, outline=outline)
     elif shape == "diamond":
-        draw.polygon([(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)], fill=color)
+        draw.polygon([(x, y - r - 1), (x + r + 1, y), (x, y + r + 1), (x - r - 1, y)], fill=color, outline=outline)
     else:
-        draw.ellipse([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color)
+        draw.ellipse([x - r + 1, y - r + 1, x + r - 1, y + r - 1], fill=color, outline=outline)
 
 
 def _fit(text: str, font: Any, width: float) -> str:

@@ -639,6 +639,29 @@ def test_curves_differ_by_marker_not_only_by_colour_and_long_names_show_their_cu
     assert cut.startswith("...") and cut.endswith("runs/quick-12") and len(cut) == 24
 
 
+def test_curves_put_their_interval_bars_side_by_side_and_ring_closing_evaluations(tmp_path):
+    """Two opponents' bars at the same count both show (neither hides the other), and a closing
+    evaluation's point is ringed, with a legend entry saying so."""
+    import numpy as np
+    from PIL import Image
+
+    from train.plots import _COLORS, training_curve
+
+    rec = {"random": {"win_rate": 0.5, "win_rate_ci95": [0.2, 0.8]},
+           "race": {"win_rate": 0.5, "win_rate_ci95": [0.2, 0.8]}}
+    log = tmp_path / "eval.jsonl"
+    log.write_text("".join(json.dumps({"games_trained": g, "final": g == 2000, **rec}) + "\n" for g in (1000, 2000)))
+    pixels = np.asarray(Image.open(training_curve(log, tmp_path / "c.png")).convert("RGB"))
+    height = pixels.shape[0]
+    bar_row = pixels[round(50 + (height - 50 - 70) * (1 - 0.3))]  # the 30% line: bars only, below the markers
+    colours = {tuple(p) for p in bar_row}
+    assert tuple(_COLORS["random"]) in colours and tuple(_COLORS["race"]) in colours
+    assert (pixels[60:440, 90:720].sum(axis=2) == 0).sum() > 10  # black rings inside the frame
+    log.write_text("".join(json.dumps({"games_trained": g, "final": False, **rec}) + "\n" for g in (1000, 2000)))
+    pixels = np.asarray(Image.open(training_curve(log, tmp_path / "c.png")).convert("RGB"))
+    assert (pixels[60:440, 90:720].sum(axis=2) == 0).sum() == 0  # no closing evaluation: no ring
+
+
 def test_eval_records_through_dev_stdout_into_a_file_come_before_the_summary(tmp_path):
     link = tmp_path / "stdout"
     link.symlink_to("/dev/stdout")
