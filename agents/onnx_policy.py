@@ -192,8 +192,8 @@ def _external_data(model: bytes) -> list[str]:
     installed (a dependency of nardy); the session is also made from an empty folder
     (``_session``), so a graph the check missed still finds nothing to read.
 
-    A graph whose bytes never spell ``location`` (the key every external data entry has) names
-    none: then the onnx package, 0.6 s to import, is not loaded (a one-position ``nardy hint``
+    A graph whose bytes never spell ``location`` (the key onnxruntime requires to read external
+    data: a tensor marked external without it is refused by onnxruntime itself) names none: then the onnx package, 0.6 s to import, is not loaded (a one-position ``nardy hint``
     takes about a second in all)."""
     if b"location" not in model:
         return []

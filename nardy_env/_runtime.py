@@ -73,7 +73,6 @@ def _find_numba_cache() -> bool:
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
     chosen = os.environ.get("NUMBA_CACHE_DIR")
     places = (f"in NUMBA_CACHE_DIR ({chosen}), " if chosen else "") + "beside nardy_env or in the home folder"
-    folder = "the temp folder"
     try:
         # No usable temp folder at all (a read-only container) raises here: compiled uncached then.
         folder = os.path.join(tempfile.gettempdir(), f"nardy-numba-cache-{user}")
@@ -89,13 +88,13 @@ def _find_numba_cache() -> bool:
     except (OSError, RuntimeError) as exc:
         numba_cache_placed()
         warnings.warn(f"numba can write its cache neither {places}, nor safely in the temp folder ({exc}): the "
-                      "rules core is compiled in every process (about 8 s); set NUMBA_CACHE_DIR to a writable "
-                      "folder", RuntimeWarning, stacklevel=4)
+                      f"rules core is compiled in every process (about 8 s); {'make' if chosen else 'set'} "
+                      "NUMBA_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=4)
         return False
     if new:  # said once, when the folder is made (not again in every worker process)
-        choose = "make NUMBA_CACHE_DIR writable" if chosen else "set NUMBA_CACHE_DIR"
+        choose = "make NUMBA_CACHE_DIR writable to keep it there" if chosen else "set NUMBA_CACHE_DIR to choose"
         warnings.warn(f"numba cannot write its cache {places}; the compiled rules core is kept in {folder} "
-                      f"({choose} to choose)", RuntimeWarning, stacklevel=4)
+                      f"({choose})", RuntimeWarning, stacklevel=4)
     return True
 
 

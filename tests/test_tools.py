@@ -100,6 +100,7 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     (run / "eval.jsonl").write_text("")
     assert "is not a checkpoint" in refused(ship_player.main, [str(run), str(out)])
     assert "is the run itself" in refused(ship_player.main, [str(run), str(run / ".." / "run")])
-    assert "--games: must be 1 or more" in refused(ship_player.main, [str(run), str(out), "--games", "0"])
+    assert "--games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--games", "2001"])
+    assert "--ply-games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--ply-games", "1"])
     assert not out.exists()
     assert ship_player._commit() != ""  # a commit, or what says there is none

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from agents.td import load_checkpoint
-from train.cli import COUNT, TEXT
+from train.cli import MATCH_GAMES, TEXT
 from train.evaluate import evaluate
 from train.export import export_policy
 from train.plots import training_curve
@@ -40,9 +40,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="the trained run directory (checkpoint.pt, config.json, eval.jsonl)")
     parser.add_argument("out", type=Path, help="the folder to ship it in (made if missing; its files are replaced)")
-    parser.add_argument("--games", type=COUNT, default=2000,
+    parser.add_argument("--games", type=MATCH_GAMES, default=2000,
                         help="paired-dice games of 0-ply against each bot (default 2000)")
-    parser.add_argument("--ply-games", type=COUNT, default=2000, help="games of 1-ply against 0-ply (default 2000)")
+    parser.add_argument("--ply-games", type=MATCH_GAMES, default=2000, help="games of 1-ply against 0-ply (default 2000)")
     parser.add_argument("--command", action="append", type=TEXT,
                         help="the training command(s), in order (repeat for a run trained in stages)")
     args = parser.parse_args(argv)

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-__all__ = ["main", "COUNT", "PLY", "POSITIVE", "SECONDS", "SEED", "TEXT"]  # the argparse types: tools/ take them too
+__all__ = ["main", "COUNT", "MATCH_GAMES", "PLY", "POSITIVE", "SECONDS", "SEED", "TEXT"]  # the argparse types: tools/ take them too
 
 
 def _rules(text: str | None):
@@ -942,6 +942,12 @@ def _positive(what: str) -> Callable[[str], Any]:
     return _number_type(f"positive {what}", float, f"a {what}", lambda v: 0 < v < float("inf"), f"a positive {what}")
 
 
+def _max_games() -> int:
+    from train.evaluate import MAX_GAMES
+
+    return MAX_GAMES
+
+
 def _max_seed() -> int:
     from train.evaluate import MAX_SEED  # when a seed is read, not when the parser is built
 
@@ -953,6 +959,10 @@ SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v 
                     "from 0 to 2**32 - 1")
 """A seed, 0 to train.evaluate.MAX_SEED: the one range of every command's --seed."""
 COUNT = _at_least(1)
+MATCH_GAMES = _number_type("even integer 2..10,000,000", int, "an integer",
+                           lambda v: 2 <= v <= _max_games() and v % 2 == 0,
+                           "an even number from 2 to 10,000,000 (games are played in pairs)")
+"""A match's games: in pairs (paired dice), at most train.evaluate.MAX_GAMES."""
 PLY = _at_least(0)
 POSITIVE = _positive("number")
 SECONDS = _positive("number of seconds")

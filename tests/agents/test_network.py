@@ -61,7 +61,7 @@ def test_compiled_and_in_graph_features_equal_the_plain_reference_bit_for_bit():
 def test_the_features_are_laid_out_as_the_encoding_docstring_says():
     """Column by column, for a porter who reads only nardy_env/encoding.py's docstring."""
     raw = np.zeros(50, dtype=np.float32)
-    raw[[0, 1, 2, 3, 4, 5, 6, 7]] = 1  # my personal points 1..8: one run of 8 along the other side's route
+    raw[[0, 1, 2, 3, 4, 5, 6, 7]] = 1  # my personal points 1..8 (with the head, 24: a run of 9 along the route)
     raw[23] = 5  # my head
     raw[48] = 2  # two of mine off
     raw[24 + 12: 24 + 17] = [1, 1, 1, 1, 1]  # the opponent's points 13..17: a run of 5 read from 13 on
@@ -72,7 +72,7 @@ def test_the_features_are_laid_out_as_the_encoding_docstring_says():
     assert list(f[92:96]) == [1, 1, 1, 1.0] and list(f[0:4]) == [1, 0, 0, 0]
     assert f[96] == np.float32(2 / 15) and f[97] == np.float32((sum(range(1, 9)) + 24 * 5) / 360)
     assert f[98] == np.float32(5 / 15) and f[99] == np.float32(6 / 15)
-    assert f[100] == 1.0  # a run of 8 counts as 6: min(8, 6) / 6
+    assert f[100] == 1.0  # a run of 9 counts as 6: min(9, 6) / 6
     assert f[101] == 0  # the head is not home
     theirs = f[102:]
     assert list(theirs[92:96]) == [1, 1, 1, 3.5] and theirs[100] == np.float32(5 / 6) and theirs[96] == 0
@@ -81,6 +81,11 @@ def test_the_features_are_laid_out_as_the_encoding_docstring_says():
     f = features(raw)
     assert f[101] == 1 and f[100] == 1.0  # points 1..6: a run of exactly 6
     assert np.array_equal(f, reference_features(raw[None])[0])
+    # The route runs 13..24, then 1..12: 24 and 1 are neighbours on it, 12 and 13 are its two ends.
+    ends, joined = np.zeros((2, 50), dtype=np.float32)
+    ends[[11, 12]] = 1
+    joined[[23, 0]] = 1
+    assert features(ends)[100] == np.float32(1 / 6) and features(joined)[100] == np.float32(2 / 6)
 
 
 def test_a_network_given_the_features_scores_as_from_raw_positions():

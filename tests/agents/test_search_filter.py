@@ -43,7 +43,7 @@ def static(ev, states: np.ndarray) -> np.ndarray:
     if live.any():
         weights = EQUITY.astype(np.float32)
         # Each row summed left to right, as the player does (whatever the batch holds).
-        out[live] = [sum(o * w for o, w in zip(row, weights, strict=True))
+        out[live] = [sum((o * w for o, w in zip(row, weights, strict=True)), np.float32(0))  # float32 on numpy 1 too
                      for row in ev.outcomes(raw_positions(states[live]))]
     return out
 

@@ -18,14 +18,17 @@ SCRIPT = """
 import sys, warnings
 from numba.core import caching
 case = sys.argv[1]
+# Public names from numba 0.62; before, the same classes were private (nardy supports numba >= 0.59).
+LOCATORS = [getattr(caching, name, None) or getattr(caching, "_" + name)
+            for name in ("InTreeCacheLocator", "UserWideCacheLocator")]
 if case in ("read-only", "nowhere"):  # a read-only install, no writable home: no locator works
-    for cls in (caching.InTreeCacheLocator, caching.UserWideCacheLocator):
+    for cls in LOCATORS:
         cls.from_function = classmethod(lambda cls, function, path: None)
 if case == "nowhere":
     import tempfile
     tempfile.gettempdir = lambda: "/proc/nowhere"
 if case == "no-temp-dir":  # a read-only root (a container), as tempfile itself says it
-    for cls in (caching.InTreeCacheLocator, caching.UserWideCacheLocator):
+    for cls in LOCATORS:
         cls.from_function = classmethod(lambda cls, function, path: None)
     import tempfile
     def none_usable():
@@ -88,7 +91,7 @@ def test_an_unwritable_numba_cache_dir_is_named_in_the_warning(tmp_path):
     out = _run("read-only", tmp_path, NUMBA_CACHE_DIR="/proc/nowhere")
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
     assert "cannot write its cache in NUMBA_CACHE_DIR (/proc/nowhere), beside nardy_env" in out.stderr
-    assert "make NUMBA_CACHE_DIR writable to choose" in out.stderr
+    assert "make NUMBA_CACHE_DIR writable to keep it there" in out.stderr
 
 
 def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):

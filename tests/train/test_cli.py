@@ -653,7 +653,7 @@ def test_curves_put_their_interval_bars_side_by_side_and_ring_closing_evaluation
     log.write_text("".join(json.dumps({"games_trained": g, "final": g == 2000, **rec}) + "\n" for g in (1000, 2000)))
     pixels = np.asarray(Image.open(training_curve(log, tmp_path / "c.png")).convert("RGB"))
     height = pixels.shape[0]
-    bar_row = pixels[round(50 + (height - 50 - 70) * (1 - 0.3))]  # the 30% line: bars only, below the markers
+    bar_row = pixels[round(50 + (height - 50 - 70) * (1 - 0.3)), 81:729]  # the 30% line inside the frame: bars only
     colours = {tuple(p) for p in bar_row}
     assert tuple(_COLORS["random"]) in colours and tuple(_COLORS["race"]) in colours
     assert (pixels[60:440, 90:720].sum(axis=2) == 0).sum() > 10  # black rings inside the frame

@@ -86,3 +86,18 @@ def test_json_matches_show_progress_on_a_terminal_only(monkeypatch):
                                     (io.StringIO(), False, True), (closed, True, False), (None, True, False)):
         monkeypatch.setattr(sys, "stderr", stderr)
         assert _match_progress(argparse.Namespace(json=json_out)) is shown
+
+
+def test_the_closing_line_shows_a_postfix_set_after_the_last_line():
+    """The trainer's last log comes after the last count: a line printed at that count must not be
+    the last word when a newer rate follows it."""
+    log = io.StringIO()
+    bar = LineProgress(100, "train x", stream=log, every=0)
+    bar.set_postfix({"games/s": "80"})
+    bar.update(100)  # a line at the final count, with the old rate
+    bar.set_postfix({"games/s": "95"})
+    bar.close()
+    assert log.getvalue().splitlines()[-1] == "train x: 100/100 games (100%), games/s 95"
+    bar.set_postfix({"games/s": "95"})  # nothing new: no line
+    bar.close()
+    assert log.getvalue().count("\n") == 2
