@@ -88,8 +88,9 @@ def _find_numba_cache() -> bool:
     except (OSError, RuntimeError) as exc:
         numba_cache_placed()
         warnings.warn(f"numba can write its cache neither {places}, nor safely in the temp folder ({exc}): the "
-                      f"rules core is compiled in every process (about 8 s); {'make' if chosen else 'set'} "
-                      "NUMBA_CACHE_DIR to a writable folder", RuntimeWarning, stacklevel=4)
+                      "rules core is compiled in every process (about 8 s); "
+                      + ("make NUMBA_CACHE_DIR writable or set it to another folder" if chosen else
+                         "set NUMBA_CACHE_DIR to a writable folder"), RuntimeWarning, stacklevel=4)
         return False
     if new:  # said once, when the folder is made (not again in every worker process)
         choose = "make NUMBA_CACHE_DIR writable to keep it there" if chosen else "set NUMBA_CACHE_DIR to choose"

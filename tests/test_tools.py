@@ -101,6 +101,9 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     assert "is not a checkpoint" in refused(ship_player.main, [str(run), str(out)])
     assert "is the run itself" in refused(ship_player.main, [str(run), str(run / ".." / "run")])
     assert "--games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--games", "2001"])
+    from train.evaluate import MAX_GAMES
+
+    assert MAX_GAMES == 10_000_000  # as MATCH_GAMES's message says
     assert "--ply-games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--ply-games", "1"])
     assert not out.exists()
     assert ship_player._commit() != ""  # a commit, or what says there is none

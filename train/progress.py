@@ -58,6 +58,7 @@ class LineProgress:
         self._postfix: dict[str, Any] = {}
         self._shown_postfix: dict[str, Any] = {}
         self._news = False  # a postfix set since the last line
+        self._closed = False
         self._start = self._last = time.monotonic()
         self._shown = initial
 
@@ -78,8 +79,9 @@ class LineProgress:
 
     def close(self) -> None:
         """The last line, if anything was counted or a new postfix set since the one before."""
-        if self.n != self._shown or self._news:
+        if not self._closed and (self.n != self._shown or self._news):
             self._line()
+        self._closed = True  # as tqdm's: nothing more after it
 
     def _line(self) -> None:
         now = time.monotonic()

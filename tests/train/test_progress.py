@@ -98,6 +98,6 @@ def test_the_closing_line_shows_a_postfix_set_after_the_last_line():
     bar.set_postfix({"games/s": "95"})
     bar.close()
     assert log.getvalue().splitlines()[-1] == "train x: 100/100 games (100%), games/s 95"
-    bar.set_postfix({"games/s": "95"})  # nothing new: no line
+    bar.set_postfix({"games/s": "99"})  # after closing: nothing more, as tqdm
     bar.close()
     assert log.getvalue().count("\n") == 2
