@@ -103,7 +103,7 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     assert "--games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--games", "2001"])
     from train.evaluate import MAX_GAMES
 
-    assert MAX_GAMES == 10_000_000  # as MATCH_GAMES's message says
+    assert MAX_GAMES == 10_000_000  # the most one match plays, as eval's and MATCH_GAMES's messages say
     assert "--ply-games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--ply-games", "1"])
     assert not out.exists()
     assert ship_player._commit() != ""  # a commit, or what says there is none

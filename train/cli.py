@@ -363,19 +363,25 @@ def _game_rules(command: str, specs, players, asked):
     return rules
 
 
-def _match_games_or_say(command: str, games: int) -> bool:
-    """``--games`` of eval and ladder (a match, each pair of players' match): an even number from 2
-    to train.evaluate.MAX_GAMES, checked before any player loads; else False, said on stderr."""
+def _match_games_problem(games: int) -> str | None:
+    """What is wrong with ``games`` as a match's size (an even number from 2 to
+    train.evaluate.MAX_GAMES), or None: the one rule of eval's, ladder's and MATCH_GAMES's."""
     from train.evaluate import MAX_GAMES
 
     if games < 2 or games % 2:
-        _complain(f"nardy {command}: --games must be an even number >= 2 (games are played in pairs)")
-        return False
+        return "must be an even number >= 2 (games are played in pairs)"
     if games > MAX_GAMES:
-        _complain(f"nardy {command}: --games must be at most {MAX_GAMES:,} in one match; for more, play "
-                  "several matches with different --seed")
-        return False
-    return True
+        return f"must be at most {MAX_GAMES:,} in one match; for more, play several matches with different --seed"
+    return None
+
+
+def _match_games_or_say(command: str, games: int) -> bool:
+    """``--games`` of eval and ladder (a match, each pair of players' match), checked before any
+    player loads; else False, said on stderr."""
+    problem = _match_games_problem(games)
+    if problem:
+        _complain(f"nardy {command}: --games {problem}")
+    return problem is None
 
 
 @_saying_once
@@ -942,12 +948,6 @@ def _positive(what: str) -> Callable[[str], Any]:
     return _number_type(f"positive {what}", float, f"a {what}", lambda v: 0 < v < float("inf"), f"a positive {what}")
 
 
-def _max_games() -> int:
-    from train.evaluate import MAX_GAMES
-
-    return MAX_GAMES
-
-
 def _max_seed() -> int:
     from train.evaluate import MAX_SEED  # when a seed is read, not when the parser is built
 
@@ -959,13 +959,21 @@ SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v 
                     "from 0 to 2**32 - 1")
 """A seed, 0 to train.evaluate.MAX_SEED: the one range of every command's --seed."""
 COUNT = _at_least(1)
-MATCH_GAMES = _number_type("even integer 2..10,000,000", int, "an integer",
-                           lambda v: 2 <= v <= _max_games() and v % 2 == 0,
-                           "an even number from 2 to 10,000,000 (games are played in pairs)")
-"""A match's games: in pairs (paired dice), at most train.evaluate.MAX_GAMES."""
 PLY = _at_least(0)
 POSITIVE = _positive("number")
 SECONDS = _positive("number of seconds")
+
+
+def MATCH_GAMES(text: str) -> int:
+    """An argparse type for a match's games: in pairs (paired dice), at most train.evaluate.MAX_GAMES."""
+    try:
+        games = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    problem = _match_games_problem(games)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
+    return games
 
 
 def TEXT(text: str) -> str:

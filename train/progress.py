@@ -56,8 +56,7 @@ class LineProgress:
         self.every = every
         self._initial = initial
         self._postfix: dict[str, Any] = {}
-        self._shown_postfix: dict[str, Any] = {}
-        self._news = False  # a postfix set since the last line
+        self._shown_postfix: dict[str, Any] = {}  # the postfix of the last line
         self._closed = False
         self._start = self._last = time.monotonic()
         self._shown = initial
@@ -71,7 +70,6 @@ class LineProgress:
     def set_postfix(self, postfix: dict[str, Any] | None = None, **more: Any) -> None:
         """What the next lines end with (``key=value``, as tqdm's)."""
         self._postfix = {**(postfix or {}), **more}
-        self._news = self._postfix != self._shown_postfix
 
     def write(self, text: str) -> None:
         """A message on a line of its own."""
@@ -79,7 +77,7 @@ class LineProgress:
 
     def close(self) -> None:
         """The last line, if anything was counted or a new postfix set since the one before."""
-        if not self._closed and (self.n != self._shown or self._news):
+        if not self._closed and (self.n != self._shown or self._postfix != self._shown_postfix):
             self._line()
         self._closed = True  # as tqdm's: nothing more after it
 
@@ -91,4 +89,4 @@ class LineProgress:
         extra = "".join(f", {key} {value}" for key, value in self._postfix.items())
         self.write(f"{self.desc}: {self.n}/{self.total} {self.unit}s{share}{own_rate}{extra}")
         self._last, self._shown = now, self.n
-        self._shown_postfix, self._news = dict(self._postfix), False
+        self._shown_postfix = dict(self._postfix)
