@@ -228,7 +228,13 @@ class SearchPlayer:
         return value
 
     def evaluate(self, found: Afterstates, tie_rank: np.ndarray | None = None) -> np.ndarray:
-        """This player's value of every afterstate (unsearched ones rank below searched)."""
+        """This player's value of every afterstate, for ranking them.
+
+        Beyond 0-ply only the best ``filter_k`` of each position (by 0-ply) are searched; each
+        other one gets its 0-ply equity minus 1e6, so it ranks below every searched one in its
+        0-ply order. Those values are ranks, not equities: ``equity(states, ply)`` searches every
+        row, and ``static_equity`` gives the 0-ply equity (``nardy hint`` shows the latter for
+        the plays the filter leaves out)."""
         return self._ranked_values(found, self.ply, tie_rank)
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,

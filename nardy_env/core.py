@@ -180,7 +180,10 @@ def _columns(states: npt.ArrayLike) -> np.ndarray:
 
 
 def flip(states: npt.ArrayLike) -> np.ndarray:
-    """Turn positions over: the same positions from the opponent's view."""
+    """Turn positions over: the same positions from the opponent's view.
+
+    Like ``outcome`` and ``pip_counts``, it checks the shape and dtype only, not the checker
+    counts (they run on every state the core makes): ``validate_states`` checks a hand-built row."""
     states = _columns(states)
     out = np.empty_like(states)
     out[..., :HALF] = -states[..., HALF:NUM_POINTS]
@@ -195,7 +198,8 @@ def outcome(states: npt.ArrayLike) -> np.ndarray:
 
     0 while the game goes on; +1 / -1 for a single game (oin: the loser has
     borne off at least one checker); +2 / -2 for mars (the loser has none).
-    A row with both sides' 15 off (no game reaches it) is a StateError.
+    A row with both sides' 15 off (no game reaches it) is a StateError; other counts are not
+    checked (``validate_states`` does that for a hand-built row).
     """
     states = _columns(states)
     mine = states[..., OFF_MOVER].astype(np.int8)
@@ -214,7 +218,8 @@ def outcome(states: npt.ArrayLike) -> np.ndarray:
 
 
 def pip_counts(states: npt.ArrayLike) -> np.ndarray:
-    """Pips each side still has to travel: int32 ``[..., 2]`` (mover, opponent)."""
+    """Pips each side still has to travel: int32 ``[..., 2]`` (mover, opponent); the counts are not
+    checked (``validate_states``)."""
     states = _columns(states)
     board = states[..., :NUM_POINTS].astype(np.int32)
     personal = np.arange(1, NUM_POINTS + 1, dtype=np.int32)

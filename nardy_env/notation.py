@@ -159,9 +159,11 @@ def parse_npn(text: str) -> tuple[np.ndarray, Color]:
     white_total = int(common[common > 0].sum()) + white_off
     black_total = int(-common[common < 0].sum()) + black_off
     if white_total != NUM_CHECKERS:
-        raise NPNError("white off", f"white has {white_total} checkers on board plus off, not {NUM_CHECKERS}")
+        raise NPNError("white checkers", f"white has {white_total - white_off} on the points plus {white_off} off, "
+                                         f"{white_total} in all, not {NUM_CHECKERS}")
     if black_total != NUM_CHECKERS:
-        raise NPNError("black off", f"black has {black_total} checkers on board plus off, not {NUM_CHECKERS}")
+        raise NPNError("black checkers", f"black has {black_total - black_off} on the points plus {black_off} off, "
+                                         f"{black_total} in all, not {NUM_CHECKERS}")
     state = np.zeros(STATE_SIZE, dtype=np.int8)
     sign = 1 if side == Color.WHITE else -1
     state[_INDEX[side]] = sign * common
@@ -239,9 +241,9 @@ def npn_sort_keys(states: np.ndarray, movers: np.ndarray) -> np.ndarray:
 def results_rank(states: np.ndarray, movers: npt.ArrayLike, offsets: npt.ArrayLike) -> np.ndarray:
     """Index of each afterstate in its position's ``results`` list as FORMATS.md sorts it.
 
-    ``states``, ``offsets``: flat afterstates as the rules core returns them
-    (``Afterstates.states``, ``.offsets``); ``movers``: the Color of each
-    position's side to move (or one Color for all). Players use it to break exact ties as FORMATS.md
+    ``states``: flat afterstates as the rules core returns them (``Afterstates.states``);
+    ``movers``: the Color of each position's side to move (or one Color for all);
+    ``offsets``: where each position's afterstates begin (``Afterstates.offsets``). Players use it to break exact ties as FORMATS.md
     says: the earliest result in the sorted list.
     """
     offsets = np.asarray(offsets, dtype=np.int64)

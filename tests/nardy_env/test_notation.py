@@ -63,10 +63,10 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace(":0,0:", ":0:"), "off"),
     (START_NPN.replace(":0,0:", ":a,0:"), "white off"),
     (START_NPN.replace(":0,0:", ":0,16:"), "black off"),
-    (START_NPN.replace(":0,0:", ":1,0:"), "white off"),
+    (START_NPN.replace(":0,0:", ":1,0:"), "white checkers"),  # 15 on the points + 1 off
     (START_NPN.replace(":0,0:", ":0,-1:"), "black off"),
-    (START_NPN.replace(",15:", ",14:"), "white off"),
-    (START_NPN.replace("-15", "-14", 1), "black off"),
+    (START_NPN.replace(",15:", ",14:"), "white checkers"),  # no one field is wrong: the total
+    (START_NPN.replace("-15", "-14", 1), "black checkers"),
     (START_NPN[:-1] + "x", "side to move"),
     (START_NPN[:-1] + "white", "side to move"),
     (START_NPN[:-1] + "W", "side to move"),  # FORMATS.md: w or b, lower case
