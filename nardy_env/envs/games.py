@@ -87,8 +87,12 @@ def as_action(action: Any) -> int:
     """One action as a Python int, or IllegalActionError: integers only (no bool, float or str)."""
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]
-    if isinstance(action, bool | np.bool_):
+    if isinstance(action, bool | np.bool_) or "bool" in str(getattr(action, "dtype", "")):
+        # The dtype test catches a torch bool tensor, which operator.index would read as 0 or 1.
         raise IllegalActionError(f"an action must be an integer, got the bool {action!r}")
+    if getattr(action, "ndim", 0) != 0:  # torch's one-element tensors have __index__; numpy's arrays don't
+        raise IllegalActionError(f"an action must be one integer, got {type(action).__name__} of shape "
+                                 f"{list(getattr(action, 'shape', ()))}")
     try:
         a = operator.index(action)
     except TypeError:

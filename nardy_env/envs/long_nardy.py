@@ -327,6 +327,8 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         preset = start_presets(options, 1)  # bad options change nothing
+        if isinstance(seed, bool):  # Gymnasium's own check reads True as 1
+            raise TypeError(f"seed must be None or an int, got the bool {seed}")
         if isinstance(seed, np.integer):  # as the vector env takes it (Gymnasium's own check wants an int)
             seed = int(seed)
         super().reset(seed=seed)

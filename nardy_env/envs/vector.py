@@ -57,6 +57,8 @@ def _sub_env_seeds(seed: Any, n: int) -> list[int | None]:
         return [None] * n
     if isinstance(seed, np.ndarray) and seed.ndim == 0:
         seed = seed.item()
+    if isinstance(seed, bool):
+        raise TypeError(f"seed must be None, an int, or a list of {n} ints or None, got the bool {seed}")
     if isinstance(seed, int | np.integer):
         if seed < 0:
             raise ValueError(f"seed must be at least 0, got {seed}")
@@ -67,7 +69,7 @@ def _sub_env_seeds(seed: Any, n: int) -> list[int | None]:
     if len(seeds) != n:
         raise ValueError(f"give one seed per sub-env ({n}), got {len(seeds)}")
     for i, s in enumerate(seeds):
-        if s is not None and not isinstance(s, int | np.integer):
+        if s is not None and (not isinstance(s, int | np.integer) or isinstance(s, bool)):
             raise TypeError(f"seed[{i}] must be an int or None, got {type(s).__name__} {s!r}")
         if s is not None and s < 0:
             raise ValueError(f"seed[{i}] must be at least 0, got {s}")

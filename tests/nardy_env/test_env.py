@@ -251,8 +251,11 @@ def test_illegal_action_raises_and_changes_nothing(action_mode):
         return env, *env.reset(seed=3)
 
     env, obs, info = fresh()
+    import torch  # a tensor is how a torch agent hands its action over
+
+    first = int(np.flatnonzero(info["action_mask"])[0])
     illegal = [int(np.flatnonzero(info["action_mask"] == 0)[0]), -1, env.action_space.n, 2.5, 0.0,
-               True, "0", None, 2**70]
+               True, "0", None, 2**70, torch.tensor(True), np.array([first]), torch.tensor([first])]
     for a in illegal:
         with pytest.raises(IllegalActionError):
             env.step(a)
@@ -262,6 +265,12 @@ def test_illegal_action_raises_and_changes_nothing(action_mode):
     expected = ref.step(legal)
     assert (after[0] == expected[0]).all() and after[1:4] == expected[1:4]
     assert (after[4]["action_mask"] == expected[4]["action_mask"]).all()
+    env, obs, info = fresh()  # a scalar tensor or array is an integer action
+    assert (env.step(torch.tensor(legal))[0] == expected[0]).all()
+    env, obs, info = fresh()
+    assert (env.step(np.array(legal))[0] == expected[0]).all()
+    with pytest.raises(TypeError, match="got the bool True"):  # Gymnasium's own check reads it as 1
+        env.reset(seed=True)
 
 
 def test_blocked_turn_passes_with_the_single_afterstate_in_turn_mode():

@@ -149,6 +149,8 @@ def test_bad_seeds_reset_mask_and_max_episode_steps_are_refused_before_anything_
         (dict(seed=1.5), TypeError, "seed must be None, an int"),
         (dict(seed=[1, 2.5, 3]), TypeError, r"seed\[1\] must be an int or None"),
         (dict(seed=[1, 2]), ValueError, "one seed per sub-env"),
+        (dict(seed=True), TypeError, "got the bool True"),
+        (dict(seed=[1, True, 3]), TypeError, r"seed\[1\] must be an int or None, got bool"),
         (dict(seed=-1), ValueError, "at least 0"),
         (dict(seed=[0, 1, -3]), ValueError, r"seed\[2\] must be at least 0"),
         (dict(options={"reset_mask": np.array([1, 0, 1])}), ValueError, "bool array of shape"),
