@@ -189,8 +189,8 @@ def _external_data(model: bytes) -> list[str]:
 
     Every tensor anywhere in the model is looked at (initializers, sparse ones, node attributes
     of every kind, subgraphs, local functions). Checked with the onnx package when it is
-    installed (a dependency of nardy); the session is also made from an empty folder
-    (``_session``), so a graph the check missed still finds nothing to read.
+    installed (a dependency of nardy); a graph that spells ``location`` is also loaded from an
+    empty folder (``_session``), so one the check missed still finds nothing to read.
 
     A graph whose bytes never spell ``location`` (the key onnxruntime requires to read external
     data: a tensor marked external without it is refused by onnxruntime itself) names none: then the onnx package, 0.6 s to import, is not loaded (a one-position ``nardy hint``
@@ -243,6 +243,8 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only
     try:
+        if b"location" not in data:  # no tensor can name external data (_external_data): from the bytes
+            return ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
         # From a file in an empty folder of its own: onnxruntime looks for external data beside
         # the model, and finds nothing there to read (given bytes, it would look in the working
         # directory).

@@ -26,15 +26,17 @@ to search N plies, or your own player as `FILE.py:NAME`
 ([agents.md](agents.md)). Positions are NPN strings ([formats.md](formats.md)).
 
 Exit status: 0 done. When a command cannot do what was asked it says why on
-stderr and exits 2 (bad arguments or input, a run that cannot start or go on)
-or 1 (a failure while writing: a full disk, a file that cannot be written;
+stderr and exits 2 (bad arguments or input, a file named that cannot be read or
+a path too long, a run that cannot start or go on, a match whose worker process
+died) or 1 (a failure while writing: a full disk, a file that cannot be written;
 any error of `nardy export` past its arguments, a bad source or folder included; a `--jsonl` input with bad
 lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
 Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
 train` first saves a checkpoint and prints how to resume); 141: the reader of
 the output went away (`nardy ... | head`). With standard output closed
 (`>&-`) what a command prints is discarded, as Python's `print` does, and the
-status is that of the work.
+status is that of the work; with standard error closed (`2>&-`) so are its
+messages and progress.
 
 Progress (`train`, `eval`, `ladder`) goes to stderr: a live bar on a terminal;
 when stderr is a file or a pipe (a log, CI), a plain line every 30 seconds and

@@ -104,6 +104,13 @@ def _usage_error(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _unreadable(exc: OSError) -> NoReturn:
+    """A player's file that is there but cannot be read (no permission, a name too long): bad
+    input, exit 2, in the words ``--policy`` uses."""
+    _usage_error(f"{_WHO}: cannot read {exc.filename}: {exc.strerror}" if exc.filename is not None
+                 else f"{_WHO}: {exc}")
+
+
 def _jsonl_takes_no_position(args: argparse.Namespace, command: str) -> None:
     if args.position is not None or args.dice:
         _usage_error(f"nardy {command}: --jsonl reads positions and dice from standard input; "
@@ -340,8 +347,8 @@ def _load_players_or_exit(specs, rules) -> list:
             players.append(load_saying_once(spec, rules))
         except (PlayerNotFound, ValueError) as exc:
             _usage_error(f"{_WHO}: {exc}")
-        except OSError as exc:  # a file that is there but cannot be read: not a usage error
-            raise SystemExit(printable(f"{_WHO}: {exc}")) from None
+        except OSError as exc:  # a file that is there but cannot be read
+            _unreadable(exc)
     return players
 
 
@@ -602,8 +609,8 @@ def _named_hint_player(args: argparse.Namespace, rules):
         return named, load_player(named, rules)
     except (PlayerNotFound, ValueError) as exc:
         _usage_error(f"{_WHO}: {exc}")
-    except OSError as exc:  # a file that is there but cannot be read: not a usage error
-        raise SystemExit(printable(f"{_WHO}: {exc}")) from None
+    except OSError as exc:  # a file that is there but cannot be read
+        _unreadable(exc)
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
@@ -1180,6 +1187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if sys.stdout is None:  # started with standard output closed (>&-): output goes nowhere, as print's does
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    if sys.stderr is None:  # 2>&-: messages go nowhere, never into the output (print(file=None) writes there)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     # A name or path the output's encoding cannot show (Cyrillic on a cp1252 or C-locale
     # stdout) is printed escaped, not a traceback after the work is done.
     errors = getattr(sys.stdout, "errors", None)
@@ -1236,6 +1245,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print(f"\n{_WHO}: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as exc:
+        evaluation = sys.modules.get("train.evaluate")  # loaded if a match ran
+        if evaluation is None or not isinstance(exc, evaluation.WorkerDied):
+            raise
+        _complain(f"{_WHO}: a worker process of the match died (killed, perhaps for want of memory; "
+                  "try fewer --workers)")
+        return 2
     except ValueError as exc:
         # A player that failed while playing (its code raised, or it answered with no legal
         # choice): the message names it, where its code raised and where in the match.
@@ -1245,6 +1261,10 @@ def _main(argv: Sequence[str] | None) -> int:
         _complain(f"nardy {args.command}: {exc}")
         return 2
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG and exc.filename is not None:  # a path given: bad input
+            shown = str(exc.filename)
+            _complain(f"{_WHO}: file name too long ({len(shown)} characters): {shown[:60]}...")
+            return 2
         # A write that failed for want of room or a working device (stdout on a full disk, say):
         # one line, as the commands say for the files they name. Only these errnos, without a
         # file name (writes to an open file or stream have none); permissions and the like

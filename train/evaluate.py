@@ -41,7 +41,7 @@ from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
 __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "ladder_provenance", "subset", "summarize",
-           "elo_ratings", "MAX_SEED", "GAMES_PER_WORKER"]
+           "elo_ratings", "MAX_SEED", "GAMES_PER_WORKER", "WorkerDied"]
 
 _DICE_BLOCK = 128
 _MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
@@ -527,7 +527,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
                     bar.update(2 * len(chunks[futures[fut]]))
             except BrokenProcessPool as exc:
                 _stop_workers(pool)
-                raise RuntimeError(
+                raise WorkerDied(
                     f"a worker process of the match died or could not start ({exc}). Worker processes "
                     "are spawned and import the calling script again: a script that calls evaluate() "
                     "must keep its code under `if __name__ == \"__main__\":`; or pass workers=1 "
@@ -565,6 +565,10 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             })
     return MatchResult(label_a, label_b, points_a, np.concatenate([p["plies"] for p in parts]), seed,
                        rules.to_dict(), chunk_pairs, provenance(player_a, player_b), game_records)
+
+
+class WorkerDied(RuntimeError):
+    """A worker process of a match died (killed for memory, say) or could not start."""
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:

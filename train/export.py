@@ -259,6 +259,17 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
         os.replace(tmp, out / name)
 
 
+def _writable_folder(out: Path) -> None:
+    """ExportError unless ``out``, or the folder it would be made in, may be written."""
+    folder = out
+    while not folder.exists() and folder.parent != folder:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ExportError(f"cannot write the export to {out}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ExportError(f"cannot write the export to {out}: {folder} is not writable; nothing was exported")
+
+
 def _checkpoint_path(player: str | Path) -> Path:
     """The checkpoint file named by PLAYER, or ExportError saying why it is not one."""
     if not isinstance(player, str | os.PathLike):
@@ -315,16 +326,20 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise ExportError(f"the output folder {out} is a file; give a folder (it is created if missing)")
+        raise ExportError(f"the output folder {out} is not a folder; give a folder (it is created if missing)")
     existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
                           f"to replace {'them' if len(existing) > 1 else 'it'}")
+    _writable_folder(out)  # found now, not after the export and its verification
     from agents.files import file_sha256
 
     # Hash the file around the load, so the recorded hash is that of the weights exported
     # even while a training run keeps replacing checkpoint.pt.
-    sha256 = file_sha256(source)
+    try:
+        sha256 = file_sha256(source)
+    except OSError as exc:
+        raise ExportError(f"cannot read {source}: {exc.strerror or exc}") from None
     try:
         network, payload = load_checkpoint(source)
     except CheckpointError as exc:

@@ -451,7 +451,7 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     with pytest.raises(ExportError, match="is not a checkpoint"):
         export_policy(tmp_path / "junk.pt", tmp_path / "out")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(ExportError, match="is a file"):
+    with pytest.raises(ExportError, match="is not a folder"):
         export_policy(checkpoint, tmp_path / "file")
     with pytest.raises(ExportError, match=r"policy.onnx and policy.json; pass --force \(force=True in Python\) "
                                           "to replace them"):
@@ -793,20 +793,58 @@ def test_playing_an_export_loads_neither_torch_nor_the_onnx_package():
 
 
 def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, monkeypatch):
-    # Whatever a graph names as external data, there is nothing beside it to read.
+    # Whatever a graph that spells `location` names as external data, there is nothing beside
+    # it to read; one that never spells it (the shipped policy) is given as bytes.
     import onnxruntime
 
-    from agents.onnx_policy import OnnxEvaluator, load_policy
+    from agents.onnx_policy import OnnxEvaluator, _session, load_policy
 
     seen = []
     real = onnxruntime.InferenceSession
 
-    def session(path, *args, **kwargs):
+    def session(model, *args, **kwargs):
         from pathlib import Path
 
-        seen.append(sorted(p.name for p in Path(path).parent.iterdir()))
-        return real(path, *args, **kwargs)
+        seen.append(bytes if isinstance(model, bytes) else sorted(p.name for p in Path(model).parent.iterdir()))
+        return real(model, *args, **kwargs)
 
     monkeypatch.setattr(onnxruntime, "InferenceSession", session)
     evaluator, _ = load_policy("checkpoints/default")
-    assert seen == [["policy.onnx"]] and isinstance(evaluator, OnnxEvaluator)
+    assert seen == [bytes] and isinstance(evaluator, OnnxEvaluator)
+    model = onnx.load("checkpoints/default/policy.onnx")
+    model.doc_string = "location: the word alone, no external data"
+    _session(model.SerializeToString(), 1)
+    assert seen == [bytes, ["policy.onnx"]]
+
+
+def test_an_unreadable_source_or_unwritable_folder_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):
+    import errno
+
+    import agents.files
+    import train.export
+
+    real_access = os.access
+    monkeypatch.setattr(train.export.os, "access", lambda path, mode: False if Path(path) == tmp_path
+                        else real_access(path, mode))
+    with pytest.raises(ExportError, match=r"cannot write the export to .*new/out: .* is not writable"):
+        export_policy(checkpoint, tmp_path / "new" / "out", positions=8)
+    monkeypatch.undo()
+    assert not (tmp_path / "new").exists()
+
+    def unreadable(path):
+        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+
+    monkeypatch.setattr(agents.files, "file_sha256", unreadable)
+    with pytest.raises(ExportError, match=r"cannot read .*: Permission denied"):
+        export_policy(checkpoint, tmp_path / "out", positions=8)
+
+
+def test_a_policy_loads_without_a_usable_temp_folder(exported, monkeypatch, tmp_path):
+    # A locked-down container: no temp folder at all. A graph that names no external data
+    # is read from its bytes.
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    folder, _ = exported
+    evaluator, _ = load_policy(folder)
+    assert evaluator.equity(raw_positions(np.stack([parse_npn(START_NPN)[0]]))).shape == (1,)

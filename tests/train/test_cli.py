@@ -988,3 +988,45 @@ def test_pictures_of_names_beyond_ascii_use_a_font_that_has_their_letters(monkey
     with pytest.warns(UserWarning, match=r"no font with 'бймот' found \(looked for no-such-font-here.ttf\).*"
                                          r".*install one that has them, e.g. DejaVu Sans"):
         plots._canvas(10, 10, 15, 13, ["мой бот"])
+
+
+def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
+    # Standard error closed (2>&-): the messages go nowhere, never into the output.
+    cmd = str(NARDY) if NARDY.exists() else f"{sys.executable} -m train.cli"
+    out = subprocess.run(["bash", "-c", f"{cmd} eval heuristic nobody --games 2 2>&-"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and out.stdout == "", out.stdout
+    # A path longer than the system takes is bad input (2) in one line, whatever names it.
+    long = str(tmp_path / ("x" * 300))
+    for args in (("eval", "random", "race", "--games", "2", "--records", long + ".jsonl"),
+                 ("ladder", "random", "race", "--games", "2", "--png", long + ".png"),
+                 ("export", "default", "--out", long),
+                 ("hint", "--policy", long, START_NPN, "6", "5")):
+        out = run(*args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "Traceback" not in out.stderr and "file name too long (" in out.stderr, (args, out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypatch, capsys):
+    import errno
+
+    from train import cli, evaluate
+
+    def unreadable(spec, rules=None):
+        raise PermissionError(errno.EACCES, "Permission denied", "/runs/x/checkpoint.pt")
+
+    monkeypatch.setattr(evaluate, "load_saying_once", unreadable)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["eval", "random", "race", "--games", "2"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip() == "nardy eval: cannot read /runs/x/checkpoint.pt: Permission denied"
+    monkeypatch.undo()
+
+    def killed(*args, **kwargs):  # a worker killed for memory, as evaluate() reports it
+        raise evaluate.WorkerDied("a worker process of the match died or could not start (...)")
+
+    monkeypatch.setattr(evaluate, "evaluate", killed)
+    assert cli.main(["eval", "random", "race", "--games", "2"]) == 2
+    assert capsys.readouterr().err.strip() == ("nardy eval: a worker process of the match died (killed, perhaps "
+                                               "for want of memory; try fewer --workers)")

@@ -533,7 +533,7 @@ def test_a_script_without_the_main_guard_is_told_why_its_workers_failed(tmp_path
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert out.returncode != 0
     last = out.stderr.strip().splitlines()[-1]
-    assert last.startswith("RuntimeError: a worker process of the match died or could not start"), last
+    assert last.startswith("train.evaluate.WorkerDied: a worker process of the match died or could not start"), last
     assert "if __name__ == \"__main__\":" in last and "workers=1" in last
 
 
