@@ -405,6 +405,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
                       progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
+    # The result first: a records file that cannot be written (a full disk) does not lose it.
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        _print_match(summary)
     if args.records:
         from agents.files import write_atomic
 
@@ -414,11 +419,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         except OSError as exc:
             _complain(f"nardy eval: could not write {args.records}: {exc.strerror or exc}")
             return 1
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        _print_match(summary)
-        if args.records:
+        if not args.json:
             print(f"\ngame records: {args.records} ({len(result.records or [])} games, one JSON line each)")
     return 0
 
@@ -1164,10 +1165,11 @@ _OWN = tuple(os.sep + name + os.sep for name in ("nardy_env", "agents", "train")
 
 
 def _plain_warnings(show):
-    """A ``warnings.showwarning`` that prints nardy's own user warnings as one plain line
-    ("nardy COMMAND: warning: ..."), and hands every other warning to ``show`` unchanged."""
+    """A ``warnings.showwarning`` that prints nardy's own user and runtime warnings (numba's cache
+    cannot be written, say) as one plain line ("nardy COMMAND: warning: ..."), and hands every
+    other warning to ``show`` unchanged."""
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-        if not (issubclass(category, UserWarning) and any(part in filename for part in _OWN)):
+        if not (issubclass(category, UserWarning | RuntimeWarning) and any(part in filename for part in _OWN)):
             show(message, category, filename, lineno, file, line)
             return
         stream = file if file is not None else sys.stderr

@@ -1030,3 +1030,19 @@ def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypa
     assert cli.main(["eval", "random", "race", "--games", "2"]) == 2
     assert capsys.readouterr().err.strip() == ("nardy eval: a worker process of the match died (killed, perhaps "
                                                "for want of memory; try fewer --workers)")
+
+
+def test_records_that_cannot_be_written_do_not_lose_the_result(monkeypatch, capsys, tmp_path):
+    import errno
+
+    import agents.files
+    from train import cli
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(agents.files, "write_atomic", full)
+    assert cli.main(["eval", "random", "race", "--games", "2", "--json", "--records", str(tmp_path / "r.jsonl")]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["games"] == 2  # the match's result, printed before the records failed
+    assert err.strip().endswith("could not write " + str(tmp_path / "r.jsonl") + ": No space left on device")

@@ -502,6 +502,8 @@ def test_error_lines_and_warnings_escape_control_characters(capsys):
     shown = _plain_warnings(warnings.showwarning)
     shown(UserWarning("trained as \x1b]0;x\x07"), UserWarning, "/somewhere/agents/search.py", 1)
     assert capsys.readouterr().err == "nardy: warning: trained as \\x1b]0;x\\x07\n"
+    shown(RuntimeWarning("numba cannot write its cache"), RuntimeWarning, "/somewhere/nardy_env/__init__.py", 10)
+    assert capsys.readouterr().err == "nardy: warning: numba cannot write its cache\n"  # one line, as nardy's own
     _complain("nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631")  # text, kept
     assert capsys.readouterr().err == "nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631\n"
 
