@@ -701,7 +701,7 @@ def test_nardy_export_command(checkpoint, tmp_path):
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert "export" in sub.choices
-    for exporter in ("dynamo", "torchscript"):
+    for exporter in ("dynamo",):  # torchscript through cmd_export in this process: the tests above
         out = subprocess.run([sys.executable, "-m", "train.cli", "export", str(checkpoint), "--out",
                               str(tmp_path / exporter), "--exporter", exporter, "--positions", "256"],
                              capture_output=True, text=True, timeout=120, cwd=ROOT)
