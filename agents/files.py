@@ -23,6 +23,10 @@ def shipped_data(package_file: str, installed: str, *checkout: str) -> Path:
     return here / installed if (here / installed).is_dir() else here.parent.joinpath(*checkout)
 
 
+TEMP_NAME_EXTRA = len(".") + len(".") + 8 + len(".tmp")
+"""What write_atomic's temporary file adds to the name it replaces (``.NAME.XXXXXXXX.tmp``)."""
+
+
 def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: bool = False) -> Path:
     """Write ``path`` through ``write(file)`` into a temporary file beside it, then rename.
 

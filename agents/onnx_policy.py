@@ -184,6 +184,12 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     return info
 
 
+def _may_name_external_data(model: bytes) -> bool:
+    """Whether a protobuf graph's bytes spell ``location``, the key onnxruntime needs to read a
+    tensor's external data (protobuf keeps strings as they are, so one that names a file does)."""
+    return b"location" in model
+
+
 def _external_data(model: bytes) -> list[str]:
     """The files a graph's tensors name as external data (none in ours: an export is one file).
 
@@ -195,7 +201,7 @@ def _external_data(model: bytes) -> list[str]:
     A graph whose bytes never spell ``location`` (the key onnxruntime requires to read external
     data: a tensor marked external without it is refused by onnxruntime itself) names none: then the onnx package, 0.6 s to import, is not loaded (a one-position ``nardy hint``
     takes about a second in all)."""
-    if b"location" not in model:
+    if not _may_name_external_data(model):
         return []
     try:
         import onnx
@@ -242,8 +248,11 @@ def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     options.intra_op_num_threads = max(1, int(threads))
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # errors only
+    # ONNX's protobuf only: given bytes, onnxruntime would also take its own ORT format, whose
+    # tensors name external data in a way the check above cannot see.
+    options.add_session_config_entry("session.load_model_format", "ONNX")
     try:
-        if b"location" not in data:  # no tensor can name external data (_external_data): from the bytes
+        if not _may_name_external_data(data):  # no tensor can name external data: from the bytes
             return ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
         # From a file in an empty folder of its own: onnxruntime looks for external data beside
         # the model, and finds nothing there to read (given bytes, it would look in the working

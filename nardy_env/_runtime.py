@@ -25,7 +25,11 @@ from typing import Any
 import numba as nb
 
 __all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
-           "printable", "is_control"]
+           "printable", "is_control", "NumbaCacheWarning"]
+
+
+class NumbaCacheWarning(RuntimeWarning):
+    """numba's cache cannot be used where it was meant to be: the core compiles elsewhere or each time."""
 
 
 def printable(text: str) -> str:
@@ -90,12 +94,12 @@ def _find_numba_cache() -> bool:
         warnings.warn(f"numba can write its cache neither {places}, nor safely in the temp folder ({exc}): the "
                       "rules core is compiled in every process (about 8 s); "
                       + ("make NUMBA_CACHE_DIR writable or set it to another folder" if chosen else
-                         "set NUMBA_CACHE_DIR to a writable folder"), RuntimeWarning, stacklevel=4)
+                         "set NUMBA_CACHE_DIR to a writable folder"), NumbaCacheWarning, stacklevel=4)
         return False
     if new:  # said once, when the folder is made (not again in every worker process)
         choose = "make NUMBA_CACHE_DIR writable to keep it there" if chosen else "set NUMBA_CACHE_DIR to choose"
         warnings.warn(f"numba cannot write its cache {places}; the compiled rules core is kept in {folder} "
-                      f"({choose})", RuntimeWarning, stacklevel=4)
+                      f"({choose})", NumbaCacheWarning, stacklevel=4)
     return True
 
 
@@ -141,7 +145,7 @@ def without_numba_cache(exc: BaseException, dispatchers: Iterable[Any], where: s
     from numba.core.caching import NullCache
 
     warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
-                  f"{exc}); compiling without it. Delete {where} if it is damaged.", RuntimeWarning, stacklevel=4)
+                  f"{exc}); compiling without it. Delete {where} if it is damaged.", NumbaCacheWarning, stacklevel=4)
     for dispatcher in dispatchers:
         if isinstance(dispatcher, nb.core.registry.CPUDispatcher):
             dispatcher._cache = NullCache()  # type: ignore[attr-defined]

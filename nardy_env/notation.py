@@ -76,6 +76,10 @@ class NPNError(ValueError):
     def __init__(self, field: str, message: str):
         super().__init__(f"bad NPN {field}: {message}")
         self.field = field
+        self._message = message
+
+    def __reduce__(self):  # pickled whole, as an error raised in a worker process is sent back
+        return type(self), (self.field, self._message)
 
 
 # _INDEX[color][c - 1]: index into a mover's-view state row of common point c.

@@ -176,6 +176,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
             options = {k: v for k, v in options.items() if k in ("position", "dice")}
         preset = start_presets(options, 1)  # bad options change nothing
+        if isinstance(seed, bool):  # Gymnasium's seeding reads True as 1
+            raise TypeError(f"seed must be None or an int, got the bool {seed}")
+        if isinstance(seed, np.integer):  # as the Gymnasium envs take it
+            seed = int(seed)
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)
             self.batch.set_generator(0, self._rng)

@@ -107,6 +107,8 @@ def _usage_error(message: str) -> NoReturn:
 def _unreadable(exc: OSError) -> NoReturn:
     """A player's file that is there but cannot be read (no permission, a name too long): bad
     input, exit 2, in the words ``--policy`` uses."""
+    if exc.errno == errno.ENAMETOOLONG and exc.filename is not None:
+        raise exc  # said as every path too long is (_main)
     _usage_error(f"{_WHO}: cannot read {exc.filename}: {exc.strerror}" if exc.filename is not None
                  else f"{_WHO}: {exc}")
 
@@ -405,22 +407,24 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     result = evaluate(args.a, args.b, args.games, seed=args.seed, rules=rules, workers=args.workers,
                       progress=_match_progress(args), chunk_pairs=args.chunk_pairs, records=bool(args.records))
     summary = result.summary()
-    # The result first: a records file that cannot be written (a full disk) does not lose it.
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        _print_match(summary)
-    if args.records:
+    failed = None
+    if args.records:  # first: records sent to /dev/stdout come before the summary, the last line
         from agents.files import write_atomic
 
         lines = "".join(json.dumps(r) + "\n" for r in result.records or [])
         try:
             write_atomic(args.records, lambda fh: fh.write(lines.encode("utf-8")), follow=True)
         except OSError as exc:
-            _complain(f"nardy eval: could not write {args.records}: {exc.strerror or exc}")
-            return 1
-        if not args.json:
+            failed = f"nardy eval: could not write {args.records}: {exc.strerror or exc}"
+    if args.json:  # also when the records failed (a full disk): the match's result is not lost
+        print(json.dumps(summary))
+    else:
+        _print_match(summary)
+        if args.records and failed is None:
             print(f"\ngame records: {args.records} ({len(result.records or [])} games, one JSON line each)")
+    if failed is not None:
+        _complain(failed)
+        return 1
     return 0
 
 
@@ -459,6 +463,16 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
         return False
     if not os.access(path.parent, os.W_OK):  # found now, not after all the games
         _complain(f"nardy {command}: {option} {path}: folder {path.parent} is not writable")
+        return False
+    from agents.files import TEMP_NAME_EXTRA
+
+    try:
+        name_max = os.pathconf(path.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        name_max = 255
+    if len(os.fsencode(path.name)) + TEMP_NAME_EXTRA > name_max:  # the file is written beside it first
+        _complain(f"nardy {command}: {option} {path}: the file name is too long (at most "
+                  f"{name_max - TEMP_NAME_EXTRA} bytes here)")
         return False
     return True
 
@@ -1161,15 +1175,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_OWN = tuple(os.sep + name + os.sep for name in ("nardy_env", "agents", "train"))
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_OWN = tuple(os.path.join(_ROOT, name) + os.sep for name in ("nardy_env", "agents", "train"))
+"""nardy's own packages, where they are installed: the warnings raised there are nardy's."""
 
 
 def _plain_warnings(show):
-    """A ``warnings.showwarning`` that prints nardy's own user and runtime warnings (numba's cache
-    cannot be written, say) as one plain line ("nardy COMMAND: warning: ..."), and hands every
-    other warning to ``show`` unchanged."""
+    """A ``warnings.showwarning`` that prints nardy's own user warnings and its numba-cache warnings
+    (``nardy_env._runtime.NumbaCacheWarning``) as one plain line ("nardy COMMAND: warning: ..."),
+    and hands every other warning to ``show`` unchanged (a numpy overflow keeps its file and line)."""
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-        if not (issubclass(category, UserWarning | RuntimeWarning) and any(part in filename for part in _OWN)):
+        ours = issubclass(category, UserWarning) or category.__name__ == "NumbaCacheWarning"
+        if not (ours and os.path.abspath(filename).startswith(_OWN)):
             show(message, category, filename, lineno, file, line)
             return
         stream = file if file is not None else sys.stderr
@@ -1191,6 +1208,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
     if sys.stderr is None:  # 2>&-: messages go nowhere, never into the output (print(file=None) writes there)
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+    for fd in (1, 2):  # closed descriptors point nowhere, so that no file opened later takes them
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
     # A name or path the output's encoding cannot show (Cyrillic on a cp1252 or C-locale
     # stdout) is printed escaped, not a traceback after the work is done.
     errors = getattr(sys.stdout, "errors", None)
@@ -1251,8 +1273,9 @@ def _main(argv: Sequence[str] | None) -> int:
         evaluation = sys.modules.get("train.evaluate")  # loaded if a match ran
         if evaluation is None or not isinstance(exc, evaluation.WorkerDied):
             raise
-        _complain(f"{_WHO}: a worker process of the match died (killed, perhaps for want of memory; "
-                  "try fewer --workers)")
+        _complain(f"{_WHO}: a worker process of the match stopped abruptly (killed, perhaps for want of "
+                  "memory, or crashed in a player's native code); try fewer --workers, or --workers 1 to see "
+                  "a player's error")
         return 2
     except ValueError as exc:
         # A player that failed while playing (its code raised, or it answered with no legal

@@ -262,10 +262,17 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
 def _writable_folder(out: Path) -> None:
     """ExportError unless ``out``, or the folder it would be made in, may be written."""
     folder = out
-    while not folder.exists() and folder.parent != folder:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ExportError(f"cannot write the export to {out}: {folder} is not a folder")
+    try:
+        if os.path.islink(out) and not out.exists():
+            raise ExportError(f"cannot write the export to {out}: it is a link to {os.readlink(out)}, "
+                              "which does not exist")
+        while not os.path.lexists(folder) and folder.parent != folder:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise ExportError(f"cannot write the export to {out}: {folder} is not a folder; give a folder "
+                              "(it is made if missing)")
+    except OSError as exc:  # a folder on the way that may not be searched
+        raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ExportError(f"cannot write the export to {out}: {folder} is not writable; nothing was exported")
 
@@ -325,13 +332,11 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     positions, opset, tolerance = int(positions), int(opset), float(tolerance)
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ExportError(f"the output folder {out} is not a folder; give a folder (it is created if missing)")
+    _writable_folder(out)  # found now, not after the export and its verification
     existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
                           f"to replace {'them' if len(existing) > 1 else 'it'}")
-    _writable_folder(out)  # found now, not after the export and its verification
     from agents.files import file_sha256
 
     # Hash the file around the load, so the recorded hash is that of the weights exported

@@ -848,3 +848,27 @@ def test_a_policy_loads_without_a_usable_temp_folder(exported, monkeypatch, tmp_
     folder, _ = exported
     evaluator, _ = load_policy(folder)
     assert evaluator.equity(raw_positions(np.stack([parse_npn(START_NPN)[0]]))).shape == (1,)
+
+
+def test_a_dangling_link_as_the_output_folder_is_refused_before_the_export(checkpoint, tmp_path):
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(ExportError, match=r"is a link to .*nowhere, which does not exist"):
+        export_policy(checkpoint, link, positions=8)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ExportError, match=r"file is not a folder; give a folder"):
+        export_policy(checkpoint, tmp_path / "file" / "out", positions=8)
+
+
+def test_a_graph_in_onnxruntimes_own_ort_format_is_refused(tmp_path):
+    # Given bytes, onnxruntime would also read its ORT format, whose tensors can name external
+    # data where the check for `location` does not look: only ONNX's protobuf is taken.
+    from agents.onnx_policy import _session
+
+    (tmp_path / "policy.onnx").write_bytes((ROOT / "checkpoints/default/policy.onnx").read_bytes())
+    subprocess.run([sys.executable, "-m", "onnxruntime.tools.convert_onnx_models_to_ort", "policy.onnx"],
+                   cwd=tmp_path, capture_output=True, timeout=120, check=True)
+    ort_bytes = (tmp_path / "policy.ort").read_bytes()
+    assert ort_bytes[4:8] == b"ORTM" and b"location" not in ort_bytes
+    with pytest.raises(PolicyError, match="protobuf parsing failed"):
+        _session(ort_bytes, 1)

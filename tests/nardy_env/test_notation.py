@@ -83,10 +83,14 @@ def test_surrounding_whitespace_is_ignored():
     (START_NPN.replace(",15:", ",100:"), "point 24"),
 ])
 def test_malformed_npn_names_the_wrong_field(text, field):
+    import pickle
+
     with pytest.raises(NPNError) as info:
         parse_npn(text)
     assert info.value.field == field
     assert field in str(info.value)
+    copy = pickle.loads(pickle.dumps(info.value))  # as a worker process's error comes back
+    assert (type(copy), copy.field, str(copy)) == (NPNError, field, str(info.value))
 
 
 def test_not_a_string_is_rejected():

@@ -171,3 +171,13 @@ def test_tests_that_sample_without_the_mask_pass_behind_terminate_illegal(action
         warnings.simplefilter("ignore")  # PettingZoo's notes on wrappers and illegal moves
         state_test(wrapped(), raw_env(action_mode=action_mode))
         parallel_seed_test(lambda: turn_based_aec_to_parallel(wrapped()))
+
+
+def test_seeds_are_read_as_the_gymnasium_envs_read_them():
+    game = raw_env()
+    with pytest.raises(TypeError, match="got the bool True"):  # Gymnasium's seeding reads it as 1
+        game.reset(seed=True)
+    game.reset(seed=np.int64(5))  # a numpy integer is an int, as for the envs
+    first = game.infos[game.agent_selection]["dice"].tolist()
+    game.reset(seed=5)
+    assert game.infos[game.agent_selection]["dice"].tolist() == first

@@ -1001,11 +1001,15 @@ def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
     for args in (("eval", "random", "race", "--games", "2", "--records", long + ".jsonl"),
                  ("ladder", "random", "race", "--games", "2", "--png", long + ".png"),
                  ("export", "default", "--out", long),
-                 ("hint", "--policy", long, START_NPN, "6", "5")):
+                 ("hint", "--policy", long, START_NPN, "6", "5"),
+                 ("eval", long + ".pt", "random", "--games", "2")):
         out = run(*args)
         assert out.returncode == 2, (args, out.stderr)
         assert "Traceback" not in out.stderr and "file name too long (" in out.stderr, (args, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    # A name the system takes, but not with the temporary file's additions: refused before the games.
+    out = run("eval", "random", "race", "--games", "2", "--records", str(tmp_path / ("r" * 245)))
+    assert out.returncode == 2 and "the file name is too long (at most 241 bytes here)" in out.stderr, out.stderr
 
 
 def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypatch, capsys):
@@ -1028,8 +1032,9 @@ def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypa
 
     monkeypatch.setattr(evaluate, "evaluate", killed)
     assert cli.main(["eval", "random", "race", "--games", "2"]) == 2
-    assert capsys.readouterr().err.strip() == ("nardy eval: a worker process of the match died (killed, perhaps "
-                                               "for want of memory; try fewer --workers)")
+    assert capsys.readouterr().err.strip() == (
+        "nardy eval: a worker process of the match stopped abruptly (killed, perhaps for want of memory, or "
+        "crashed in a player's native code); try fewer --workers, or --workers 1 to see a player's error")
 
 
 def test_records_that_cannot_be_written_do_not_lose_the_result(monkeypatch, capsys, tmp_path):

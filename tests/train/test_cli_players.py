@@ -499,11 +499,21 @@ def test_error_lines_and_warnings_escape_control_characters(capsys):
     _complain("nardy eval: bad\x1b[2Jname\x07")
     err = capsys.readouterr().err
     assert err == "nardy eval: bad\\x1b[2Jname\\x07\n"
+    from nardy_env._runtime import NumbaCacheWarning
+    from train.cli import _ROOT
+
     shown = _plain_warnings(warnings.showwarning)
-    shown(UserWarning("trained as \x1b]0;x\x07"), UserWarning, "/somewhere/agents/search.py", 1)
+    shown(UserWarning("trained as \x1b]0;x\x07"), UserWarning, f"{_ROOT}/agents/search.py", 1)
     assert capsys.readouterr().err == "nardy: warning: trained as \\x1b]0;x\\x07\n"
-    shown(RuntimeWarning("numba cannot write its cache"), RuntimeWarning, "/somewhere/nardy_env/__init__.py", 10)
+    shown(NumbaCacheWarning("numba cannot write its cache"), NumbaCacheWarning, f"{_ROOT}/nardy_env/__init__.py", 10)
     assert capsys.readouterr().err == "nardy: warning: numba cannot write its cache\n"  # one line, as nardy's own
+    # Others keep their file and line: numpy's overflow in nardy's code, a user's player in a folder
+    # that happens to be called agents/.
+    passed = []
+    shown = _plain_warnings(lambda message, category, filename, lineno, *rest: passed.append((category, lineno)))
+    shown(RuntimeWarning("overflow encountered"), RuntimeWarning, f"{_ROOT}/agents/search.py", 7)
+    shown(UserWarning("mine"), UserWarning, "/home/me/agents/bot.py", 3)
+    assert passed == [(RuntimeWarning, 7), (UserWarning, 3)] and capsys.readouterr().err == ""
     _complain("nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631")  # text, kept
     assert capsys.readouterr().err == "nardy eval: Привет café a\u00a0b \u0646\u0627\u0645\u200c\u06a9\u0627\u0631\u0628\u0631\n"
 

@@ -779,3 +779,24 @@ def test_a_ladder_reports_each_match_as_it_ends_and_warns_of_one_player_entered_
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # another depth is another player; so are names nothing knows
         ev.ladder(["default", "default@1", "random"], points.size)
+
+
+def test_matches_played_from_threads_leave_the_warning_machinery_as_it_was():
+    # warnings.catch_warnings swaps process-wide state: two threads entering it at once used to
+    # leave every later warning of the process swallowed.
+    import threading
+    import warnings
+
+    before = (warnings.showwarning, warnings._showwarnmsg_impl, list(warnings.filters))  # type: ignore[attr-defined]
+
+    def run():
+        for _ in range(6):
+            evaluate("default", "race", 2, seed=3, workers=1)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = (warnings.showwarning, warnings._showwarnmsg_impl, list(warnings.filters))  # type: ignore[attr-defined]
+    assert after == before
