@@ -139,7 +139,9 @@ def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
 class TDNetwork(nn.Module):
     """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax, then ``known_outcomes``)."""
 
-    def __init__(self, hidden: Sequence[int] = (128, 64)) -> None:
+    def __init__(self, hidden: Sequence[int] = (128, 64), *, init: bool = True) -> None:
+        """``init=False`` leaves the layers' weights uninitialised, for weights loaded at once
+        (``load_state_dict``): no random number is drawn, so torch's generator is left as it was."""
         super().__init__()
         sizes = list(hidden) if isinstance(hidden, list | tuple) else None
         if not sizes or not all(is_whole(h, 1) for h in sizes):
@@ -152,10 +154,13 @@ class TDNetwork(nn.Module):
         self.features = RawFeatures()
         layers: list[nn.Module] = []
         width = NUM_FEATURES
+        def linear(n_in: int, n_out: int) -> nn.Linear:
+            return nn.Linear(n_in, n_out) if init else torch.nn.utils.skip_init(nn.Linear, n_in, n_out)
+
         for h in self.hidden:
-            layers += [nn.Linear(width, h), nn.ReLU()]
+            layers += [linear(width, h), nn.ReLU()]
             width = h
-        layers.append(nn.Linear(width, len(OUTCOMES)))
+        layers.append(linear(width, len(OUTCOMES)))
         self.body = nn.Sequential(*layers)
         self.register_buffer("equity_weights", torch.tensor(EQUITY_WEIGHTS), persistent=False)
 

@@ -317,10 +317,9 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged?): it lacks the network's "
                               "shape or weights")
     try:
-        # Its random first weights are replaced at once: drawn from a forked generator, so that
-        # loading a player leaves torch's global one (a caller's seeded run) where it was.
-        with torch.random.fork_rng(devices=[]):
-            network = TDNetwork(shape.get("hidden"))  # type: ignore[arg-type]  # checked by TDNetwork
+        # Its weights are loaded at once: none drawn, so that loading a player leaves torch's
+        # generator (a caller's seeded run, other threads' draws) as it was.
+        network = TDNetwork(shape.get("hidden"), init=False)  # type: ignore[arg-type]  # checked by TDNetwork
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{path}: its network shape cannot be built: {_first_line(exc)}") from None
     # The rest of the shape is what this code builds: a file saying otherwise was made for another network.

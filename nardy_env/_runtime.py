@@ -13,23 +13,47 @@ cached: every process compiles, about 8 s. A warning says which.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import stat
 import tempfile
+import threading
 import unicodedata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numba as nb
 
 __all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
-           "printable", "is_control", "NumbaCacheWarning"]
+           "printable", "is_control", "NumbaCacheWarning", "caught_warnings"]
 
 
 class NumbaCacheWarning(RuntimeWarning):
     """numba's cache cannot be used where it was meant to be: the core compiles elsewhere or each time."""
+
+
+_WARNINGS_LOCK = threading.RLock()
+
+
+def _new_warnings_lock() -> None:
+    # A child forked while another thread held the lock would wait for it forever.
+    global _WARNINGS_LOCK
+    _WARNINGS_LOCK = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_warnings_lock)
+
+
+@contextlib.contextmanager
+def caught_warnings(record: bool = False) -> Iterator[Any]:
+    """``warnings.catch_warnings``, one thread at a time: it swaps the process's warning state,
+    and two threads doing so at once (matches played from threads) could leave every later
+    warning of the process swallowed."""
+    with _WARNINGS_LOCK, warnings.catch_warnings(record=record) as caught:
+        yield caught
 
 
 def printable(text: str) -> str:

@@ -79,7 +79,7 @@ class NPNError(ValueError):
         self._message = message
 
     def __reduce__(self):  # pickled whole, as an error raised in a worker process is sent back
-        return type(self), (self.field, self._message)
+        return type(self), (self.field, self._message), self.__dict__
 
 
 # _INDEX[color][c - 1]: index into a mover's-view state row of common point c.

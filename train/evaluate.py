@@ -16,7 +16,6 @@ import functools
 import json
 import math
 import sys
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -27,6 +26,7 @@ from typing import Any, cast
 import numpy as np
 
 from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
+from nardy_env._runtime import caught_warnings
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
 from nardy_env.players import (
@@ -113,7 +113,7 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
     # Names and plain functions become players here; player objects are used as they are, checked
     # against the rules again quietly (their warnings came where they were loaded; what cannot
     # play these rules at all, a CheckerPolicy under others, is refused).
-    with _caught_warnings():
+    with caught_warnings():
         warnings.simplefilter("ignore")
         players = [load_player(p, rules) for p in (player_a, player_b)]
     n_pairs = len(pair_array)
@@ -346,7 +346,7 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     # but an "error" from -W or PYTHONWARNINGS, which a spawned worker inherits, still fails the
     # load here at once, as it would in the calling process.
     errors = [f for f in warnings.filters if f[0] == "error"]
-    with _caught_warnings(record=True) as caught:
+    with caught_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _, message, category, module, lineno in reversed(errors):
             warnings.filterwarnings("error", message.pattern if message else "", cast(type[Warning], category),
@@ -395,25 +395,13 @@ def saying_once() -> Iterator[set[str]]:
         _SAID.reset(token)
 
 
-_WARNINGS_LOCK = threading.RLock()
-
-
-@contextlib.contextmanager
-def _caught_warnings(record: bool = False) -> Iterator[Any]:
-    """``warnings.catch_warnings``, one thread at a time: it swaps the process's warning state,
-    and two threads doing so at once (matches played from threads) could leave every later
-    warning of the process swallowed."""
-    with _WARNINGS_LOCK, warnings.catch_warnings(record=record) as caught:
-        yield caught
-
-
 def load_saying_once(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:
     """``load_player``, what it says (warnings: a plugin that failed, a network trained under
     other rules, a player file's own) said once in the scope in progress (``saying_once``),
     also when it fails (it may say why)."""
     caught: list = []
     try:
-        with _caught_warnings(record=True) as caught:  # under the filters in force
+        with caught_warnings(record=True) as caught:  # under the filters in force
             return load_player(spec, rules)
     finally:  # shown through the showwarning in force outside the recording
         _show_new(caught)
@@ -427,7 +415,7 @@ def _say_once(bases: tuple[str, ...], text: str, filename: str, lineno: int, mod
     said = _SAID.get()
     if said is not None and text in said:
         return
-    with _caught_warnings(record=True) as caught:  # the filters in force decide
+    with caught_warnings(record=True) as caught:  # the filters in force decide
         warnings.warn_explicit(text, _stand_in(tuple(bases)), filename, lineno, module=module)
     _show_new(caught)
 

@@ -50,7 +50,7 @@ from agents.onnx_policy import (
 )
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
-from nardy_env._runtime import printable
+from nardy_env._runtime import caught_warnings, printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
@@ -146,7 +146,7 @@ def _quiet_torch_onnx():
     for logger in loggers:
         logger.setLevel(logging.ERROR)
     try:
-        with warnings.catch_warnings():
+        with caught_warnings():  # one thread at a time (nardy_env._runtime)
             warnings.simplefilter("ignore")
             with contextlib.redirect_stdout(io.StringIO()):
                 yield

@@ -866,8 +866,9 @@ def test_a_graph_in_onnxruntimes_own_ort_format_is_refused(tmp_path):
     from agents.onnx_policy import _session
 
     (tmp_path / "policy.onnx").write_bytes((ROOT / "checkpoints/default/policy.onnx").read_bytes())
-    subprocess.run([sys.executable, "-m", "onnxruntime.tools.convert_onnx_models_to_ort", "policy.onnx"],
-                   cwd=tmp_path, capture_output=True, timeout=120, check=True)
+    done = subprocess.run([sys.executable, "-m", "onnxruntime.tools.convert_onnx_models_to_ort", "policy.onnx"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
     ort_bytes = (tmp_path / "policy.ort").read_bytes()
     assert ort_bytes[4:8] == b"ORTM" and b"location" not in ort_bytes
     with pytest.raises(PolicyError, match="protobuf parsing failed"):

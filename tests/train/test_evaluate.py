@@ -800,3 +800,34 @@ def test_matches_played_from_threads_leave_the_warning_machinery_as_it_was():
         t.join()
     after = (warnings.showwarning, warnings._showwarnmsg_impl, list(warnings.filters))  # type: ignore[attr-defined]
     assert after == before
+
+
+def test_a_child_forked_while_another_thread_catches_warnings_can_catch_them_too():
+    import os
+    import signal
+    import threading
+    import time
+
+    from nardy_env import _runtime
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with _runtime.caught_warnings():
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    holding.wait(30)
+    pid = os.fork()
+    if pid == 0:  # the child: the lock its parent's other thread held must not hold it here
+        signal.alarm(10)  # else killed by SIGALRM
+        with _runtime.caught_warnings():
+            os._exit(0)
+    release.set()
+    thread.join()
+    deadline = time.monotonic() + 30
+    while (status := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert status[0] == pid and os.waitstatus_to_exitcode(status[1]) == 0
