@@ -54,7 +54,7 @@ except ModuleNotFoundError as exc:
 from .core import MAX_RESULTS, NUM_CHECKERS, Afterstates, flip
 from .encoding import RAW_SIZE, features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
-from .envs.games import GameBatch, as_action, observation_bounds
+from .envs.games import GameBatch, as_action, as_seed, observation_bounds
 from .envs.long_nardy import render_rgb, render_text, start_presets
 from .notation import Color
 from .rules import RulesLike, as_rules
@@ -176,10 +176,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
                 logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
             options = {k: v for k, v in options.items() if k in ("position", "dice")}
         preset = start_presets(options, 1)  # bad options change nothing
-        if isinstance(seed, bool):  # Gymnasium's seeding reads True as 1
-            raise TypeError(f"seed must be None or an int, got the bool {seed}")
-        if isinstance(seed, np.integer):  # as the Gymnasium envs take it
-            seed = int(seed)
+        seed = as_seed(seed)
         if seed is not None or self._rng is None:
             self._rng, _ = seeding.np_random(seed)
             self.batch.set_generator(0, self._rng)

@@ -104,11 +104,17 @@ def _usage_error(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+def _too_long(exc: OSError) -> str:
+    """What is said of a path the system refuses as too long, wherever it was refused."""
+    shown = str(exc.filename)
+    return f"{_WHO}: file name too long ({len(shown)} characters): {shown[:60]}..."
+
+
 def _unreadable(exc: OSError) -> NoReturn:
     """A player's file that is there but cannot be read (no permission, a name too long): bad
     input, exit 2, in the words ``--policy`` uses."""
     if exc.errno == errno.ENAMETOOLONG and exc.filename is not None:
-        raise exc  # said as every path too long is (_main)
+        _usage_error(_too_long(exc))
     _usage_error(f"{_WHO}: cannot read {exc.filename}: {exc.strerror}" if exc.filename is not None
                  else f"{_WHO}: {exc}")
 
@@ -1287,8 +1293,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     except OSError as exc:
         if exc.errno == errno.ENAMETOOLONG and exc.filename is not None:  # a path given: bad input
-            shown = str(exc.filename)
-            _complain(f"{_WHO}: file name too long ({len(shown)} characters): {shown[:60]}...")
+            _complain(_too_long(exc))
             return 2
         # A write that failed for want of room or a working device (stdout on a full disk, say):
         # one line, as the commands say for the files they name. Only these errnos, without a

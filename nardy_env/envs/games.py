@@ -102,6 +102,14 @@ def as_action(action: Any) -> int:
     return a
 
 
+def as_seed(seed: Any) -> Any:
+    """A reset's seed as Gymnasium's seeding takes it: a numpy integer as an int; a bool, which
+    it would read as 0 or 1, refused (its other checks are its own)."""
+    if isinstance(seed, bool):
+        raise TypeError(f"seed must be None or an int, got the bool {seed}")
+    return int(seed) if isinstance(seed, np.integer) else seed
+
+
 def as_actions(actions: Any, num_envs: int) -> np.ndarray:
     """One integer action per sub-env as int64 ``[num_envs]``, or IllegalActionError."""
     arr = np.asarray(actions)

@@ -25,6 +25,7 @@ from .games import (
     GameBatch,
     OpponentView,
     as_action,
+    as_seed,
     observation_bounds,
     resolve_color,
     resolve_opponent,
@@ -327,10 +328,7 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         preset = start_presets(options, 1)  # bad options change nothing
-        if isinstance(seed, bool):  # Gymnasium's own check reads True as 1
-            raise TypeError(f"seed must be None or an int, got the bool {seed}")
-        if isinstance(seed, np.integer):  # as the vector env takes it (Gymnasium's own check wants an int)
-            seed = int(seed)
+        seed = as_seed(seed)
         super().reset(seed=seed)
         b = self.batch
         if seed is not None or not self._started:
