@@ -10,7 +10,7 @@ from nardy_env import NUM_CHECKERS
 from nardy_env.encoding import RAW_SIZE, are_counts
 
 __all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters",
-           "checked_raw"]
+           "checked_raw", "unsound_row"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of a network's four outcome probabilities, in output order, from the view of the
@@ -37,6 +37,20 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
         raise ValueError(f"row {int(both[0])}: both sides have borne off all {NUM_CHECKERS}, which no game "
                          "reaches (it ends when the first does): it has no result to score")
     return raw
+
+
+def unsound_row(outcomes: np.ndarray, equity: np.ndarray | None = None) -> int | None:
+    """The first row whose evaluation is not what an evaluator promises, or None: outcome
+    probabilities (finite, non-negative, summing to 1) and, when given, the equity they make
+    (``outcomes @ EQUITY_WEIGHTS``, within -2..+2). A network whose arithmetic overflows, or a
+    damaged graph, says something else, which would be played and reported as if it meant something."""
+    outcomes = np.asarray(outcomes, dtype=np.float64)
+    sound = np.isfinite(outcomes).all(axis=1) & (outcomes >= 0).all(axis=1) & (np.abs(outcomes.sum(axis=1) - 1) <= 1e-2)
+    if equity is not None:
+        equity = np.asarray(equity, dtype=np.float64)
+        made = outcomes @ np.asarray(EQUITY_WEIGHTS)
+        sound &= np.isfinite(equity) & (np.abs(equity) <= 2 + 1e-3) & (np.abs(equity - made) <= 1e-3)
+    return None if sound.all() else int(np.flatnonzero(~sound)[0])
 
 
 def segment_max(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from nardy_env._runtime import printable
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 from nardy_env.rules import RulesLike
 
-from .common import EQUITY_WEIGHTS, OUTCOMES, checked_raw
+from .common import EQUITY_WEIGHTS, OUTCOMES, checked_raw, unsound_row
 from .search import SearchPlayer, rules_to_play
 
 __all__ = [
@@ -330,9 +330,8 @@ class OnnxEvaluator:
         outcomes, equity = self.session.run(list(OUTPUT_NAMES), {INPUT_NAME: raw})
         # The contract's outputs are a softmax and its equity: anything else (a damaged or foreign graph)
         # would be played and reported as if it meant something.
-        wrong = ~(np.isfinite(equity) & (np.abs(outcomes.sum(axis=1) - 1) <= 1e-2) & (outcomes >= 0).all(axis=1))
-        if wrong.any():
-            row = int(np.flatnonzero(wrong)[0])
+        row = unsound_row(outcomes, equity)
+        if row is not None:
             raise PolicyError(f"{self.where}: the graph's outputs for row {row} are not outcome probabilities "
                               f"and an equity (outcomes {outcomes[row].tolist()}, equity {float(equity[row])}); "
                               "the file is damaged or not a nardy policy")

@@ -23,12 +23,12 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION, features
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
-from .common import checked_raw
+from .common import checked_raw, unsound_row
 from .files import compressed_entries, file_sha256, write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer, rules_to_play
 
-__all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "TorchEvaluator", "save_checkpoint",
+__all__ = ["CHECKPOINT_FORMAT", "CheckpointError", "NetworkError", "TorchEvaluator", "save_checkpoint",
            "load_checkpoint", "td_player", "file_sha256"]
 
 CHECKPOINT_FORMAT = "nardy-checkpoint/1"
@@ -37,6 +37,12 @@ CHECKPOINT_FORMAT = "nardy-checkpoint/1"
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be read or does not fit this code."""
+
+
+class NetworkError(ValueError):
+    """A network whose outputs are not outcome probabilities (NaN or infinite: finite weights
+    so large that float32 arithmetic overflows), raised by ``TorchEvaluator`` instead of
+    letting a player choose by them or ``nardy hint`` report them."""
 
 
 class TorchEvaluator:
@@ -58,16 +64,28 @@ class TorchEvaluator:
         device = next(self.network.parameters()).device
         return (x, f) if device.type == "cpu" else (x.to(device), f.to(device))  # a network on a GPU scores there
 
+    def _run(self, raw: np.ndarray, equity: bool) -> np.ndarray:
+        with torch.inference_mode():
+            out = self.network(*self._input(raw))
+            values = (self.network.equity(out) if equity else out).float().cpu().numpy()
+        outcomes = out.float().cpu().numpy()
+        row = unsound_row(outcomes, values if equity else None)
+        if row is not None:
+            raise NetworkError(f"the network's outputs for row {row} are not outcome probabilities (outcomes "
+                               f"{outcomes[row].tolist()}): its weights (hidden {list(self.network.hidden)}) "
+                               "overflow float32 arithmetic or are damaged")
+        return values
+
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N, 4]`` outcome probabilities [win, win mars, lose, lose mars] of raw positions
-        ``[N, 50]`` (FORMATS.md), checked as the exported policy checks them."""
-        with torch.inference_mode():
-            return self.network(*self._input(raw)).float().cpu().numpy()
+        ``[N, 50]`` (FORMATS.md), checked as the exported policy checks them; ``NetworkError`` when
+        the network's outputs are not probabilities (NaN: its arithmetic overflowed)."""
+        return self._run(raw, equity=False)
 
     def equity(self, raw: np.ndarray) -> np.ndarray:
-        """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``)."""
-        with torch.inference_mode():
-            return self.network.equity(self.network(*self._input(raw))).float().cpu().numpy()
+        """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``);
+        ``NetworkError`` as ``outcomes``."""
+        return self._run(raw, equity=True)
 
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | None = DEFAULT_RULES,
@@ -350,6 +368,10 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
         raise CheckpointError(f"{path} is damaged: {', '.join(bad)} holds values that are not finite (NaN or "
                               "infinite), which no trained network has")
     network.load_state_dict(weights)
+    bad = _not_finite(network.state_dict())
+    if bad:  # finite in the file's float64, infinite once cast to the network's float32
+        raise CheckpointError(f"{path} is damaged: {', '.join(bad)} holds values too large for float32 "
+                              "(infinite once loaded), which no trained network has")
     return network
 
 

@@ -42,6 +42,10 @@ EVAL_BOTS = ("random", *BOTS)
 """Players evaluated against by name (every bot); other entries must be paths of players."""
 
 
+MAX_UPDATES_PER_SAMPLE = 1000
+"""The largest replay ratio a config may ask for (each new position sampled this many times on average)."""
+
+
 class ConfigError(ValueError):
     """A configuration file or value that cannot be used."""
 
@@ -82,7 +86,7 @@ class TrainConfig:
     replay_size: int = 200_000
     """Most recent positions kept for minibatches."""
     updates_per_sample: float = 1.0
-    """Gradient-step samples per new position (replay ratio)."""
+    """Gradient-step samples per new position (replay ratio; at most 1,000)."""
     eval_every_games: int = 20_000
     """Evaluate against the bots every this many games (0: only at the end); the final
     evaluation stands for the one due at the end."""
@@ -175,7 +179,8 @@ class TrainConfig:
         need(0 < self.lr_final < math.inf, "lr_final", "a positive learning rate")
         need(self.batch_size > 0, "batch_size", "a positive number")
         need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
-        need(0 < self.updates_per_sample < math.inf, "updates_per_sample", "a positive number")
+        need(0 < self.updates_per_sample <= MAX_UPDATES_PER_SAMPLE, "updates_per_sample",  # 1e300: a step count no run ends
+             f"a positive number up to {MAX_UPDATES_PER_SAMPLE:,}")
         need(self.eval_every_games >= 0, "eval_every_games", "0 or more")
         need(2 <= self.eval_games <= MAX_GAMES and self.eval_games % 2 == 0, "eval_games",
              f"an even number from 2 to {MAX_GAMES:,}")

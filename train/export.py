@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from agents.common import unsound_row
 from agents.files import write_atomic
 from agents.onnx_policy import (
     EQUITY_WEIGHTS,
@@ -205,6 +206,11 @@ def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, s
     with torch.inference_mode():
         want = network.eval()(torch.from_numpy(raw)).double().numpy()
     want_equity = want @ np.asarray(EQUITY_WEIGHTS)
+    row = unsound_row(want)
+    if row is not None:  # the network itself, before any graph: its arithmetic overflows
+        raise ExportError(f"the network's own outputs for position {row} are not outcome probabilities "
+                          f"(outcomes {want[row].tolist()}): its weights overflow float32 arithmetic or are "
+                          f"damaged, and a policy of it would say nothing; {side_note}")
     try:  # loading it may fail too (onnxruntime's copy of the graph in a full temporary folder)
         evaluator = OnnxEvaluator(model_bytes, where="the exported graph")
         outcomes, equity = evaluator.run(raw)

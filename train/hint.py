@@ -108,7 +108,7 @@ def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike | None = DE
         n = int(found.num_moves[k])
         entry: dict[str, Any] = {
             "result": format_npn(flip(found.states[k]), side.other, validate=False),
-            "equity": round(float(equity[k]), 6),
+            "equity": round(float(equity[k]), 6) + 0.0,  # + 0.0: a -0.0 (a 1-ply average of zeros) prints as 0
             "moves": [[to_common_point(int(f), side), to_common_point(int(t), side)]
                       for f, t in found.moves[k, :n]],
         }

@@ -70,6 +70,14 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
                          f"the result last), got {list(values.shape)}")
     if not np.isfinite(values).all():
         raise ValueError("values must be finite numbers (outcome probabilities), got NaN or infinite ones")
+    unsound = (values < 0).any(axis=1) | (np.abs(values.sum(axis=1) - 1) > 1e-3)
+    if unsound.any():  # targets made of them would not be probabilities either
+        row = int(np.flatnonzero(unsound)[0])
+        raise ValueError(f"values must be outcome probabilities (non-negative, summing to 1); row {row} is "
+                         f"{values[row].tolist()}")
+    if sorted(values[-1].tolist()) != [0.0, 0.0, 0.0, 1.0]:
+        raise ValueError(f"the last row of values is the game's result, one-hot (such as [1, 0, 0, 0] for a "
+                         f"win), got {values[-1].tolist()}")
     targets = np.empty_like(values)
     targets[-1] = values[-1]
     for t in range(values.shape[0] - 2, -1, -1):

@@ -267,12 +267,12 @@ def test_exact_ties_go_to_the_earliest_sorted_result_for_both_colours():
 
 
 def _toy_model(input_name="positions", batch="N", width=50, outputs=("outcomes", "equity"),
-               metadata=None, weights=None, softmax=True) -> bytes:
+               metadata=None, weights=None, softmax=True, points=(1, 2, -1, -2)) -> bytes:
     """A tiny graph with the contract's shape (or a broken one): softmax(x @ W) and its equity."""
     x = helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [batch, width])
     values = np.linspace(-1, 1, width * 4) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     w = helper.make_tensor("w", TensorProto.FLOAT, [width, 4], values.tolist())
-    pts = helper.make_tensor("pts", TensorProto.FLOAT, [4], [1, 2, -1, -2])
+    pts = helper.make_tensor("pts", TensorProto.FLOAT, [4], list(points))
     nodes = [helper.make_node("MatMul", [input_name, "w"], ["logits"]),
              helper.make_node("Softmax" if softmax else "Relu", ["logits"], ["outcomes"],
                               **({"axis": -1} if softmax else {})),
@@ -413,7 +413,9 @@ def test_graph_that_breaks_the_contract_is_refused(exported, tmp_path, model, me
         onnx_player(_with_model(exported, tmp_path, _toy_model(**model)))
 
 
-@pytest.mark.parametrize("model", [dict(weights=np.full(200, np.nan)), dict(softmax=False)], ids=["nan", "no-softmax"])
+@pytest.mark.parametrize("model", [dict(weights=np.full(200, np.nan)), dict(softmax=False), dict(points=(50, 100, -1, -2)),
+                                   dict(points=(1, 3, -1, -2))], ids=["nan", "no-softmax", "equity-out-of-range",
+                                                                      "equity-not-of-its-outcomes"])
 def test_a_graph_whose_outputs_are_not_probabilities_is_not_played(exported, tmp_path, model):
     """Signature right, numbers wrong (a damaged or foreign graph): refused when it runs, not played."""
     player = onnx_player(_with_model(exported, tmp_path, _toy_model(**model)))
@@ -529,6 +531,19 @@ def test_a_graph_that_computes_nan_fails_verification(checkpoint, tmp_path, monk
                                           r"are not outcome probabilities.*nothing was written"):
         export_policy(checkpoint, tmp_path / "out", exporter="torchscript", positions=64)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_a_network_whose_own_outputs_are_nan_is_named_as_the_cause(tmp_path):
+    """Finite weights so large that float32 overflows: the network is at fault, not the graph."""
+    net = TDNetwork((8,))
+    with torch.no_grad():
+        for layer in net.body:
+            if isinstance(layer, torch.nn.Linear):
+                layer.weight.mul_(1e30)
+    save_checkpoint(tmp_path / "huge.pt", net)
+    with pytest.raises(ExportError, match=r"the network's own outputs for position 0 are not outcome probabilities "
+                                          r".*overflow float32 arithmetic.*nothing was written"):
+        export_policy(tmp_path / "huge.pt", tmp_path / "out", exporter="torchscript", positions=64)
 
 
 def test_a_graph_onnxruntime_cannot_load_for_the_check_fails_verification(checkpoint, tmp_path, monkeypatch):

@@ -238,6 +238,36 @@ def test_damaged_checkpoints_are_refused_not_played(tmp_path):
         td_player(tmp_path / "nan.pt")
 
 
+def test_finite_weights_that_overflow_float32_are_refused_or_named_not_played(tmp_path):
+    """A float64 checkpoint holding 1e39 passes a check for NaN/inf and is infinite once loaded; weights
+    that are finite but huge make NaN outputs, which a player would choose by and hint would print."""
+    from agents.search import SearchPlayer
+    from agents.td import NetworkError, TorchEvaluator
+
+    net = TDNetwork((8,))
+    save_checkpoint(tmp_path / "whole.pt", net)
+    weights = {name: t.double() for name, t in net.state_dict().items()}
+    last = [name for name in weights if name.endswith(".bias")][-1]
+    weights[last][0] = 1e39
+    torch.save({**torch.load(tmp_path / "whole.pt", weights_only=True), "state_dict": weights}, tmp_path / "big.pt")
+    with pytest.raises(CheckpointError, match=rf"big.pt is damaged: {last} holds values too large for float32"):
+        load_checkpoint(tmp_path / "big.pt")
+    with torch.no_grad():
+        for layer in net.body:
+            if isinstance(layer, torch.nn.Linear):
+                layer.weight.mul_(1e30)
+    evaluator = TorchEvaluator(net)
+    raw = raw_positions(_positions(5))
+    for score in (evaluator.outcomes, evaluator.equity):
+        with pytest.raises(NetworkError, match=r"the network's outputs for row 0 are not outcome probabilities "
+                                               r"\(outcomes \[nan.*hidden \[8\]\) overflow float32 arithmetic"):
+            score(raw)
+    player = SearchPlayer(evaluator)
+    states = _positions(3)
+    with pytest.raises(NetworkError):
+        player.choose(states, legal_afterstates(states, np.array([[6, 5]] * 3)), np.random.default_rng(0))
+
+
 class _Payload:
     """Stands for arbitrary pickled code in a hostile .pt file."""
 

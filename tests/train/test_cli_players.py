@@ -150,6 +150,23 @@ def test_hint_ranks_a_network_players_exact_ties_in_the_order_of_the_sorted_resu
     assert [r["result"] for r in ranked] == sorted(r["result"] for r in ranked)  # FORMATS.md's tie order
 
 
+def test_hint_never_reports_a_negative_zero_equity():
+    """A 1-ply average of the opponent's negated zeros is -0.0, which JSON and the table print as -0."""
+    import math
+
+    from agents.search import SearchPlayer
+    from tests.helpers import npn
+    from train.hint import rank_plays
+
+    class Indifferent:
+        def outcomes(self, raw):
+            return np.tile(np.float32([0.4, 0.1, 0.4, 0.1]), (len(raw), 1))
+
+    ranked = rank_plays(SearchPlayer(Indifferent(), ply=1), npn({24: 13, 20: 2}, {12: 10, 8: 3, 4: 2}), [4, 2])
+    assert ranked and all(r["equity"] == 0 and math.copysign(1, r["equity"]) == 1 for r in ranked)
+    assert {r["ply"] for r in ranked} == {1}
+
+
 def test_hint_jsonl_top_cuts_the_ranking_only_when_given():
     line = json.dumps({"position": "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b", "dice": [6, 2]})
     every = json.loads(run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\n").stdout)

@@ -155,7 +155,8 @@ def test_settings_made_in_python_are_checked_like_those_from_a_file():
                             ({"actors": True}, "actors must be an integer"),
                             ({"seed": None}, "seed must be an integer"),
                             ({"lr": "x"}, "lr must be a number"),
-                            ({"updates_per_sample": float("inf")}, "updates_per_sample: a positive number")):
+                            ({"updates_per_sample": float("inf")}, "updates_per_sample: a positive number up to 1,000"),
+                            ({"updates_per_sample": 1e300}, "updates_per_sample: a positive number up to 1,000")):
         with pytest.raises(ConfigError, match=message):
             TrainConfig(**kwargs)
     with pytest.raises(ConfigError, match="replay_size must be an integer"):
