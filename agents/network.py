@@ -23,7 +23,6 @@ strictly less.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -139,7 +138,7 @@ def known_outcomes(raw: torch.Tensor, outcomes: torch.Tensor) -> torch.Tensor:
 class TDNetwork(nn.Module):
     """Raw positions ``[N, 50]`` -> outcome probabilities ``[N, 4]`` (softmax, then ``known_outcomes``)."""
 
-    def __init__(self, hidden: Sequence[int] = (128, 64), *, init: bool = True) -> None:
+    def __init__(self, hidden: list[int] | tuple[int, ...] = (128, 64), *, init: bool = True) -> None:
         """``init=False`` leaves the layers' weights uninitialised, for weights loaded at once
         (``load_state_dict``): no random number is drawn, so torch's generator is left as it was."""
         super().__init__()

@@ -54,7 +54,7 @@ except ModuleNotFoundError as exc:
 from .core import MAX_RESULTS, NUM_CHECKERS, Afterstates, flip
 from .encoding import RAW_SIZE, features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
-from .envs.games import GameBatch, as_action, as_seed, observation_bounds
+from .envs.games import ActionMode, GameBatch, ObsMode, as_action, as_seed, observation_bounds
 from .envs.long_nardy import render_rgb, render_text, start_presets
 from .notation import Color
 from .rules import RulesLike, as_rules
@@ -65,9 +65,14 @@ AGENTS = ("white", "black")
 RENDER_MODES = ("ansi", "rgb_array", "human")
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """The AEC env wrapped in PettingZoo's order-enforcing wrapper."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+def env(
+    action_mode: ActionMode = "turn",
+    obs_mode: ObsMode = "raw",
+    rules: RulesLike | None = None,
+    render_mode: str | None = None,
+) -> AECEnv:
+    """The AEC env wrapped in PettingZoo's order-enforcing wrapper (arguments as ``raw_env``)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(action_mode, obs_mode, rules, render_mode))
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -82,8 +87,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def __init__(
         self,
-        action_mode: str = "turn",
-        obs_mode: str = "raw",
+        action_mode: ActionMode = "turn",
+        obs_mode: ObsMode = "raw",
         rules: RulesLike | None = None,
         render_mode: str | None = None,
     ):

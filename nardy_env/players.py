@@ -26,7 +26,6 @@ import traceback
 import unicodedata
 import warnings
 import weakref
-from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, cast, runtime_checkable
@@ -36,7 +35,7 @@ import numpy as np
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["Player", "PlayerSpec", "player_name", "code_file", "names_code", "search_depth", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
+__all__ = ["Player", "ChooseFunction", "PlayerSpec", "player_name", "code_file", "names_code", "search_depth", "RandomPlayer", "FunctionPlayer", "PlayerNotFound", "load_player",
            "choose_indices", "check_batch", "trained_rules", "PlayerFailed"]
 
 
@@ -65,9 +64,18 @@ class Player(Protocol):
         ...
 
 
-PlayerSpec = str | os.PathLike[str] | Player | Callable[..., Any]
+class ChooseFunction(Protocol):
+    """A plain function that plays: ``f(states, found, rng) -> indices``, as ``Player.choose``
+    (it may take ``colors`` and ``dice`` too, as ``choose`` may)."""
+
+    def __call__(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator, /) -> np.ndarray:
+        ...
+
+
+PlayerSpec = str | os.PathLike[str] | Player | ChooseFunction
 """What ``load_player`` (and every function that plays) takes: a name, a player object, or a
-plain function ``f(states, found, rng) -> indices``."""
+plain function ``f(states, found, rng) -> indices`` (a player's class is not one: pass an
+instance)."""
 
 
 def player_name(player: Any, default: str = "player") -> str:
@@ -429,7 +437,7 @@ class FunctionPlayer:
 
     runs_your_code = True  # its failures are the function's (PlayerFailed.of)
 
-    def __init__(self, fn: Any) -> None:
+    def __init__(self, fn: ChooseFunction) -> None:
         self._fn = fn
         self.name = getattr(fn, "__name__", "function")
         _check_called_as_choose(fn, self.name)

@@ -20,6 +20,18 @@ def test_documented_calls_type_check_strictly_in_user_code(tmp_path):
     assert ran.returncode == 0, ran.stderr  # and it does what it says
 
 
+def test_mistakes_refused_at_run_time_are_type_errors_too(tmp_path):
+    """A player's class for a player, a function that is no player, a mode's typo: each marked line
+    (and only those) is an error to mypy --strict, as each is a clear error when it runs."""
+    source = DATA / "typed_mistakes.py"
+    marked = {n for n, line in enumerate(source.read_text().splitlines(), 1) if ")  # E" in line}
+    out = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--ignore-missing-imports", "--no-incremental",
+                          "--cache-dir", str(tmp_path / "cache"), "--no-error-summary", str(source)],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    flagged = {int(line.split(":")[1]) for line in out.stdout.splitlines() if ": error:" in line}
+    assert marked and flagged == marked, out.stdout + out.stderr
+
+
 def test_the_envs_signatures_resolve_at_run_time():
     """Tools that read annotations at run time (get_type_hints: sphinx, jsonargparse) find every name."""
     import typing

@@ -98,7 +98,7 @@ def _lambda_returns_padded(values: np.ndarray, valid: np.ndarray, lam: float) ->
 class SelfPlayWorker:
     """Plays batches of self-play games with given weights; no Ray needed."""
 
-    def __init__(self, hidden: tuple[int, ...], rules: RulesLike | None = None,
+    def __init__(self, hidden: list[int] | tuple[int, ...], rules: RulesLike | None = None,
                  threads: int | None = None) -> None:
         """``threads``: torch's thread count for this process (the trainer's actors use 1);
         None leaves it as it is, so a worker made in your own process does not change it."""

@@ -6,7 +6,7 @@ is imported.
 """
 
 from .checker import NUM_CHECKER_ACTIONS, PASS_ACTION, checker_action, checker_move
-from .games import IllegalActionError
+from .games import Action, ActionMode, IllegalActionError, ObsMode
 from .long_nardy import GameOverError, LongNardyEnv
 from .policy import CheckerPolicy
 from .vector import LongNardyVectorEnv, split_afterstates
@@ -25,4 +25,7 @@ __all__ = [
     "PASS_ACTION",
     "checker_action",
     "checker_move",
+    "Action",
+    "ActionMode",
+    "ObsMode",
 ]

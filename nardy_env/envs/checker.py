@@ -28,7 +28,7 @@ Everything here works on batches of partial turns described by plain arrays:
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -67,7 +67,7 @@ NUM_CHECKER_ACTIONS = PASS_ACTION + 1
 """Size of the checker-mode action space: 24 sources x 6 dice, plus the pass."""
 
 
-def checker_action(source: int, die: int) -> int:
+def checker_action(source: int | np.integer[Any], die: int | np.integer[Any]) -> int:
     """The action that moves a checker from personal point ``source`` (1..24) by ``die`` (1..6)."""
     if not (is_whole(source, 1) and is_whole(die, 1) and source <= NUM_POINTS and die <= NUM_FACES):
         raise ValueError(f"source must be a whole number 1..{NUM_POINTS} and die 1..{NUM_FACES}, "
@@ -76,7 +76,7 @@ def checker_action(source: int, die: int) -> int:
     return (int(source) - 1) * NUM_FACES + (int(die) - 1)
 
 
-def checker_move(action: int) -> tuple[int, int]:
+def checker_move(action: int | np.integer[Any]) -> tuple[int, int]:
     """``(source, die)`` of a checker-mode action (``(0, 0)`` for ``PASS_ACTION``)."""
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]

@@ -19,7 +19,7 @@ the start of each game. A bot opponent draws from one separate generator.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -56,6 +56,9 @@ from .checker import (
 )
 
 __all__ = [
+    "Action",
+    "ActionMode",
+    "ObsMode",
     "ACTION_MODES",
     "OBS_MODES",
     "ROLL_BLOCK",
@@ -72,6 +75,12 @@ __all__ = [
 
 ACTION_MODES = ("turn", "checker")
 OBS_MODES = ("raw", "features")
+ActionMode: TypeAlias = Literal["turn", "checker"]
+"""``action_mode`` of the envs, for type checkers (``ACTION_MODES`` at run time)."""
+ObsMode: TypeAlias = Literal["raw", "features"]
+"""``obs_mode`` of the envs, for type checkers (``OBS_MODES`` at run time)."""
+Action: TypeAlias = int | np.integer[Any]
+"""One env action: a Python or numpy integer (a 0-d integer array is accepted too)."""
 ROLL_BLOCK = 128
 """Rolls drawn from a game's generator at a time."""
 

@@ -22,7 +22,10 @@ from ..render import board_text
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS, NUM_FACES
 from .games import (
+    Action,
+    ActionMode,
     GameBatch,
+    ObsMode,
     OpponentView,
     as_action,
     as_seed,
@@ -163,7 +166,7 @@ def start_presets(options: dict[str, Any] | None, n: int,
     }
 
 
-class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
+class LongNardyEnv(OpponentView, gym.Env[np.ndarray, Action]):
     """Long Nardy (long backgammon), one game per episode.
 
     Two players race 15 checkers each around the 24 points in the same
@@ -272,8 +275,8 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
 
     def __init__(
         self,
-        action_mode: str = "turn",
-        obs_mode: str = "raw",
+        action_mode: ActionMode = "turn",
+        obs_mode: ObsMode = "raw",
         opponent: PlayerSpec | None = None,
         agent_color: ColorLike | None = None,
         rules: RulesLike | None = None,
@@ -353,7 +356,7 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, np.int64]):
             raise gym.error.ResetNeeded("call reset() before action_masks()")
         return self.batch.action_mask()[0].astype(bool)
 
-    def step(self, action: int | np.integer | np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Action | np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._playable:
             raise gym.error.ResetNeeded(f"call reset() before step(){failure_note(self)}")
         b = self.batch

@@ -27,7 +27,7 @@ from .checker import (
     play_checker_moves,
     turn_need,
 )
-from .games import OBS_MODES, observe
+from .games import OBS_MODES, ObsMode, observe
 
 __all__ = ["CheckerPolicy"]
 
@@ -54,7 +54,7 @@ class CheckerPolicy:
     lists_moves = True
     """Its moves are listed under its ``rules``: ``load_player`` refuses it for a game under others."""
 
-    def __init__(self, policy: Callable[..., Any], obs_mode: str = "raw",
+    def __init__(self, policy: Callable[..., Any], obs_mode: ObsMode = "raw",
                  rules: RulesLike | None = DEFAULT_RULES, name: str | None = None) -> None:
         if not callable(policy):
             raise TypeError(f"policy must be a function (observations, masks) -> actions, got {type(policy).__name__}")

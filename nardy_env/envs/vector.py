@@ -17,7 +17,9 @@ from ..players import PlayerSpec
 from ..rules import RulesLike, as_rules
 from .checker import NUM_CHECKER_ACTIONS
 from .games import (
+    ActionMode,
     GameBatch,
+    ObsMode,
     OpponentView,
     as_actions,
     observation_bounds,
@@ -92,7 +94,7 @@ def _reset_mask(mask: Any, n: int) -> np.ndarray | None:
 __all__ = ["LongNardyVectorEnv", "split_afterstates"]
 
 
-class LongNardyVectorEnv(OpponentView, VectorEnv):
+class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
     """``num_envs`` games of Long Nardy stepped together (``gymnasium.make_vec("LongNardy-v0", ...)``).
 
     Sub-env i behaves exactly like ``LongNardyEnv`` reset with seed ``seed + i``
@@ -177,8 +179,8 @@ class LongNardyVectorEnv(OpponentView, VectorEnv):
     def __init__(
         self,
         num_envs: int = 1,
-        action_mode: str = "turn",
-        obs_mode: str = "raw",
+        action_mode: ActionMode = "turn",
+        obs_mode: ObsMode = "raw",
         opponent: PlayerSpec | None = None,
         agent_color: ColorLike | None = None,
         rules: RulesLike | None = None,

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
+import numpy.typing as npt
 
-from .games import as_action, as_actions
+from .games import Action, as_action, as_actions
 
 __all__ = ["AnyActionLegal", "VectorAnyActionLegal"]
 
 
-class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
+class AnyActionLegal(gym.Wrapper[np.ndarray, Action, np.ndarray, Action], gym.utils.RecordConstructorArgs):
     """Plays action ``k`` as the ``(k mod n)``-th of the ``n`` legal actions of the step.
 
     ``LongNardy-v0`` raises ``IllegalActionError`` on an action its
@@ -23,12 +24,12 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
     the mask instead.
     """
 
-    def __init__(self, env: gym.Env):
+    def __init__(self, env: gym.Env[np.ndarray, Action]):
         gym.utils.RecordConstructorArgs.__init__(self)
         gym.Wrapper.__init__(self, env)
         self._legal = np.zeros(1, dtype=np.int64)
 
-    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self._legal = np.flatnonzero(info["action_mask"])
         return obs, info
@@ -37,14 +38,14 @@ class AnyActionLegal(gym.Wrapper, gym.utils.RecordConstructorArgs):
         """Every action is legal through this wrapper (a masking algorithm sees no mask)."""
         return np.ones(self.action_space.n, dtype=bool)  # type: ignore[attr-defined]
 
-    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+    def step(self, action: Action | np.ndarray) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         k = as_action(action)
         obs, reward, terminated, truncated, info = self.env.step(int(self._legal[k % self._legal.size]))
         self._legal = np.flatnonzero(info["action_mask"])
         return obs, reward, terminated, truncated, info
 
 
-class VectorAnyActionLegal(gym.vector.VectorWrapper):
+class VectorAnyActionLegal(gym.vector.VectorWrapper[np.ndarray, np.ndarray, np.ndarray]):
     """``AnyActionLegal`` for a vector env: sub-env i plays ``actions[i]`` as the
     ``(actions[i] mod n_i)``-th of its ``n_i`` legal actions.
 
@@ -54,11 +55,11 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
     in an autoreset step ignore their action, as usual.
     """
 
-    def __init__(self, env: gym.vector.VectorEnv):
+    def __init__(self, env: gym.vector.VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
         super().__init__(env)
         self._mask: np.ndarray | None = None
 
-    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+    def reset(self, **kwargs: Any) -> tuple[np.ndarray, dict[str, Any]]:
         obs, info = self.env.reset(**kwargs)
         self._take_mask(info)
         return obs, info
@@ -78,7 +79,7 @@ class VectorAnyActionLegal(gym.vector.VectorWrapper):
         n = int(self.single_action_space.n)  # type: ignore[attr-defined]
         return np.ones((self.num_envs, n), dtype=bool)
 
-    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._mask is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         k = as_actions(actions, self.num_envs)

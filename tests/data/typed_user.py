@@ -12,7 +12,9 @@ from nardy_env import (
     pip_counts,
 )
 from nardy_env.encoding import raw_positions
-from nardy_env.envs import LongNardyEnv
+from gymnasium.wrappers import RecordEpisodeStatistics
+
+from nardy_env.envs import AnyActionLegal, LongNardyEnv, checker_action, checker_move
 from nardy_env.game import opening_roll, resignation_points
 from nardy_env.notation import results_rank, to_common_point
 from nardy_env.players import Player, choose_indices
@@ -47,3 +49,12 @@ raw = raw_positions(rows)
 words: str = board_words(state.tolist(), "w") + board_text(state.tolist(), 0)
 again = opening_roll(np.random.default_rng(0), 1, None)
 solo = LongNardyEnv(opponent="random", agent_color=0)
+wrapped = RecordEpisodeStatistics(LongNardyEnv(action_mode="turn", obs_mode="raw"))  # Gymnasium's typed wrapper
+wrapped.reset(seed=1)
+wrapped.step(0)  # a Python int, as the docs' examples pass
+masked = AnyActionLegal(LongNardyEnv())
+seen, _ = masked.reset(seed=2)
+after, gain, done, cut, _ = masked.step(np.int64(3))
+shape: tuple[int, ...] = seen.shape + after.shape
+source_die: tuple[int, int] = checker_move(np.int64(5))
+action: int = checker_action(np.int8(6), np.int64(1))  # a core move's points are int8
