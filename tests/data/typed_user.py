@@ -1,5 +1,6 @@
 """What a type-checked user writes with nardy's documented calls."""
 import numpy as np
+from gymnasium.wrappers import RecordEpisodeStatistics
 
 from nardy_env import (
     Color,
@@ -12,8 +13,6 @@ from nardy_env import (
     pip_counts,
 )
 from nardy_env.encoding import raw_positions
-from gymnasium.wrappers import RecordEpisodeStatistics
-
 from nardy_env.envs import AnyActionLegal, LongNardyEnv, checker_action, checker_move
 from nardy_env.game import opening_roll, resignation_points
 from nardy_env.notation import results_rank, to_common_point
