@@ -15,7 +15,7 @@ import re
 import warnings
 from pathlib import Path
 
-from nardy_env import Rules
+from nardy_env import NardyWarning, Rules
 from nardy_env.players import SHADOWED, Player, search_depth, shadowed
 
 from .bots import BOTS
@@ -88,7 +88,7 @@ def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player
         if checkpoint.is_file() and _export_is_stale(path, checkpoint):
             warnings.warn(f"{path}: policy.onnx was exported from another checkpoint than the checkpoint.pt "
                           f"beside it; playing the export (name {checkpoint} to play the checkpoint, or "
-                          f"refresh the export with `nardy export {path} --out {path} --force`)", stacklevel=3)
+                          f"refresh the export with `nardy export {path} --out {path} --force`)", category=NardyWarning, stacklevel=3)
         if not checkpoint.is_file():
             return onnx_player(path, ply=ply, rules=rules)
         from .onnx_policy import PolicyError

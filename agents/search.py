@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from nardy_env import Afterstates, Rules, flip, legal_afterstates
+from nardy_env import Afterstates, NardyWarning, Rules, RulesMismatchWarning, flip, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole, validate_states
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
@@ -62,7 +62,7 @@ def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Ru
                       f"{asked.to_json()}, which it never learnt (to play it under its own: leave --rules out "
                       f"on the command line; in Python, give the game those rules: rules= to the env, "
                       f"evaluate() or load_player(); load_player(name, None) loads it under them)",
-                      stacklevel=3)
+                      category=RulesMismatchWarning, stacklevel=3)
     return asked
 
 
@@ -121,7 +121,7 @@ class SearchPlayer:
         if ply >= 3:
             warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
                           f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
-                          f"{'a minute or so' if ply == 3 else 'hours'} a move", stacklevel=2)
+                          f"{'a minute or so' if ply == 3 else 'hours'} a move", category=NardyWarning, stacklevel=2)
         if not callable(getattr(evaluator, "outcomes", None)):
             raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
                             f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "

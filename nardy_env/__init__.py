@@ -7,6 +7,7 @@ names are in docs/rules.md ("The core's names at a glance"), the environments in
 docs/environments.md.
 """
 
+from ._runtime import NardyWarning, NumbaCacheWarning, RulesMismatchWarning
 from .core import (
     HEAD,
     HEAD_INDEX,
@@ -52,6 +53,7 @@ __all__ = [
     "flip", "initial_states", "legal_afterstates", "legal_continuations", "turn_head_limit", "outcome", "pip_counts", "validate_states",
     "START_NPN", "Color", "NPNError", "format_npn", "parse_npn", "to_common_point",
     "DEFAULT_RULES", "Rules", "RulesError",
+    "NardyWarning", "RulesMismatchWarning", "NumbaCacheWarning",
 ]
 
 

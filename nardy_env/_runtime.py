@@ -27,10 +27,19 @@ from typing import Any
 import numba as nb
 
 __all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
-           "printable", "is_control", "NumbaCacheWarning", "caught_warnings"]
+           "printable", "is_control", "NardyWarning", "RulesMismatchWarning", "NumbaCacheWarning", "caught_warnings"]
 
 
-class NumbaCacheWarning(RuntimeWarning):
+class NardyWarning(UserWarning):
+    """Every warning nardy gives is one: ``warnings.filterwarnings("ignore", category=NardyWarning)``
+    (or pytest's ``ignore::nardy_env.NardyWarning``) silences them, and a subclass silences its kind."""
+
+
+class RulesMismatchWarning(NardyWarning):
+    """A player that learnt (or searches) under other rules than those of the game it is asked to play."""
+
+
+class NumbaCacheWarning(NardyWarning, RuntimeWarning):
     """numba's cache cannot be used where it was meant to be: the core compiles elsewhere or each time."""
 
 

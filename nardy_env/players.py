@@ -32,6 +32,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from ._runtime import NardyWarning, RulesMismatchWarning
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
@@ -418,7 +419,7 @@ def _resolvers():
             ours = ep.value == OUR_RESOLVER and shadowed(exc)
             hint = f" ({SHADOWED})" if ours else ""
             warnings.warn(f"nardy.players entry point {ep.name!r} ({ep.value}) failed to load and is "
-                          f"skipped: {type(exc).__name__}: {exc}{hint}", stacklevel=3)
+                          f"skipped: {type(exc).__name__}: {exc}{hint}", category=NardyWarning, stacklevel=3)
     return resolvers
 
 
@@ -483,13 +484,13 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             if rules is not None and isinstance(own, Rules) and own != rules and searches:
                 warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "
                               f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
-                              "does not follow the game's rules", stacklevel=2)
+                              "does not follow the game's rules", category=RulesMismatchWarning, stacklevel=2)
             trained = getattr(spec, "trained_under", None)
             if (rules is not None and isinstance(trained, Rules) and trained != rules and not searches
                     and own != rules):  # loaded under the game's rules: warned of when it was loaded
                 warnings.warn(f"{player_name(spec, type(spec).__name__)} was trained under rules "
                               f"{trained.to_json()}, but plays a game under {rules.to_json()}, which it never "
-                              "learnt", stacklevel=2)
+                              "learnt", category=RulesMismatchWarning, stacklevel=2)
             return cast(Player, spec)
         if callable(getattr(spec, "outcomes", None)) or _is_torch_module(spec):
             raise TypeError(f"{type(spec).__name__} scores positions but is not a player: wrap it, "
@@ -521,7 +522,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 player = resolve(spec, rules if rules is not None else DEFAULT_RULES)
             except Exception as exc:  # a plugin's fault, on a name it may not even own: not everyone's
                 warnings.warn(f"nardy.players entry point {ep_name!r} ({ep_value}) failed on {spec!r} and is "
-                              f"skipped for it: {type(exc).__name__}: {exc}", stacklevel=2)
+                              f"skipped for it: {type(exc).__name__}: {exc}", category=NardyWarning, stacklevel=2)
                 continue
         if player is not None:
             if not ours and inspect.isclass(player):

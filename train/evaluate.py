@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from nardy_env import Afterstates, Rules, flip, initial_states, legal_afterstates
+from nardy_env import Afterstates, NardyWarning, Rules, flip, initial_states, legal_afterstates
 from nardy_env._runtime import caught_warnings
 from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
 from nardy_env.game import opening_roll
@@ -496,7 +496,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     by_name = isinstance(player_a, str) and isinstance(player_b, str)
     if workers is not None and int(workers) > 1 and not by_name:
         warnings.warn(f"workers={workers} is not used: a player object plays in this process; name both "
-                      "players by strings to play in worker processes", stacklevel=3)  # 3: past saying_once's wrapper
+                      "players by strings to play in worker processes", category=NardyWarning, stacklevel=3)  # 3: past saying_once's wrapper
     workers = default_workers(games) if workers is None else int(workers)
     seed = int(seed)  # a numpy integer too: the summary is JSON
     if chunk_pairs is None:
@@ -506,7 +506,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
     if by_name and min(workers, len(chunks)) > max(available_cpus(), 1):
         warnings.warn(f"workers={workers} is more than the {available_cpus()} CPUs here: the match plays the same, "
-                      "only slower (the processes compete for the CPUs)", stacklevel=3)
+                      "only slower (the processes compete for the CPUs)", category=NardyWarning, stacklevel=3)
     bar = _progress(games, f"{label_a} vs {label_b}", progress)
     try:
         if by_name and workers > 1 and len(chunks) > 1:
@@ -709,7 +709,7 @@ def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> N
         if key in seen:
             what = f"one network file, searched {key[1]} plies" if path is not None else "one bot"
             warnings.warn(f"{seen[key]} and {name} are the same player ({what}): their match is even by "
-                          "construction, and the ratings count that player twice", stacklevel=4)  # past ladder and saying_once's wrapper
+                          "construction, and the ratings count that player twice", category=NardyWarning, stacklevel=4)  # past ladder and saying_once's wrapper
         else:
             seen[key] = name
 

@@ -18,13 +18,13 @@ import argparse
 import contextlib
 import functools
 import hashlib
-import io
 import json
 import logging
 import os
 import stat
 import sys
 import tempfile
+import threading
 import warnings
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -137,19 +137,46 @@ def _policy_module(network):
     return Policy(network).eval()
 
 
+class _QuietIn:
+    """Standard output that drops what one thread writes and passes on the others' (the exporter
+    prints from the thread that calls it; a program's other threads keep their output)."""
+
+    def __init__(self, stream: Any, thread: int) -> None:
+        self._stream = stream
+        self._thread = thread
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self._thread or self._stream is None:
+            return len(text)
+        return self._stream.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() != self._thread and self._stream is not None:
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+_EXPORTERS = r"(torch|onnx|onnxscript|onnx_ir|onnxruntime|copyreg|agents\.network|train\.export)(\.|$)"
+"""The modules whose warnings an export silences: the exporters' own, and those they attribute
+(with their stacklevel) to the line that called them: nardy's, and the pickling that torch's
+export does through ``copyreg``."""
+
+
 @contextlib.contextmanager
 def _quiet_torch_onnx():
     """Silence the exporter's chatter (deprecations, missing torchvision ops, the version
     converter's tracebacks for an opset it cannot reach, which export_policy reports itself)
-    for the duration."""
+    for the duration: the exporters' warnings and loggers, and what the calling thread prints."""
     loggers = [logging.getLogger(name) for name in ("torch.onnx", "onnxscript")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.ERROR)
     try:
         with caught_warnings():  # one thread at a time (nardy_env._runtime)
-            warnings.simplefilter("ignore")
-            with contextlib.redirect_stdout(io.StringIO()):
+            warnings.filterwarnings("ignore", module=_EXPORTERS)
+            with contextlib.redirect_stdout(_QuietIn(sys.stdout, threading.get_ident())):
                 yield
     finally:
         for logger, level in zip(loggers, levels, strict=True):

@@ -533,6 +533,41 @@ def test_a_graph_that_computes_nan_fails_verification(checkpoint, tmp_path, monk
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+@pytest.mark.parametrize("exporter", ["dynamo", "torchscript"])
+def test_an_export_quiets_the_exporter_not_the_programs_other_threads(checkpoint, tmp_path, capsys, exporter):
+    """A service that exports while other threads work keeps their output and their warnings."""
+    import threading
+    import time
+    import warnings
+
+    stop, exporting = threading.Event(), threading.Event()
+    beats = {"all": 0, "during": 0}
+
+    def chatter():
+        while not stop.is_set():
+            print("beat")
+            warnings.warn("a thread's own", UserWarning, stacklevel=1)
+            beats["all"] += 1
+            beats["during"] += exporting.is_set()
+            time.sleep(0.01)
+
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        thread = threading.Thread(target=chatter)
+        thread.start()
+        try:
+            exporting.set()
+            export_policy(checkpoint, tmp_path / "out", exporter=exporter, positions=64)
+            exporting.clear()
+        finally:
+            stop.set()
+            thread.join()
+    out = capsys.readouterr().out
+    assert beats["during"] > 0
+    assert out == "beat\n" * beats["all"]  # nothing of the exporter's, nothing of the thread's lost
+    assert [str(w.message) for w in said] == ["a thread's own"] * beats["all"]
+
+
 def test_a_network_whose_own_outputs_are_nan_is_named_as_the_cause(tmp_path):
     """Finite weights so large that float32 overflows: the network is at fault, not the graph."""
     net = TDNetwork((8,))

@@ -12,7 +12,7 @@ import torch
 
 from agents.network import TDNetwork
 from agents.td import CheckpointError, load_checkpoint, save_checkpoint, td_player
-from nardy_env import Rules, flip, initial_states, legal_afterstates
+from nardy_env import Rules, RulesMismatchWarning, flip, initial_states, legal_afterstates
 from nardy_env.encoding import FEATURES_VERSION, NUM_FEATURES, features, raw_positions
 from nardy_env.game import roll_dice
 from tests.reference_features import features as reference_features
@@ -337,7 +337,7 @@ def test_a_player_asked_to_play_other_rules_than_it_learnt_warns(tmp_path):
     torch.manual_seed(0)
     path = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((8,)), Rules(block_rule="home"))
     assert td_player(path).rules == Rules(block_rule="home")  # its own rules by default
-    with pytest.warns(UserWarning, match="trained under rules"):
+    with pytest.warns(RulesMismatchWarning, match="trained under rules"):
         assert td_player(path, rules=Rules()).rules == Rules()
     import warnings
 

@@ -8,6 +8,7 @@ import pytest
 
 import agents.registry
 from agents.registry import SHIPPED_PLAYER
+from nardy_env import RulesMismatchWarning
 from nardy_env.players import PlayerNotFound, load_player
 
 needs_shipped = pytest.mark.skipif(not (SHIPPED_PLAYER / "policy.onnx").is_file(),
@@ -130,12 +131,12 @@ def test_a_player_object_searching_under_other_rules_than_the_game_warns(tmp_pat
     home = Rules(block_rule="home")
     path = str(save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((4,)), home))
     searcher, static = load_player(path + "@1", None), load_player(path, None)
-    with pytest.warns(UserWarning, match="its look-ahead does not follow the game's rules"):
+    with pytest.warns(RulesMismatchWarning, match="its look-ahead does not follow the game's rules"):
         assert load_player(searcher, Rules()) is searcher
-    with pytest.warns(UserWarning, match=r"was trained under rules .*\"home\".*, but plays a game under "
+    with pytest.warns(RulesMismatchWarning, match=r"was trained under rules .*\"home\".*, but plays a game under "
                                          r".*\"ahead\".*which it never learnt"):
         assert load_player(static, Rules()) is static  # 0-ply: trained under other rules all the same
-    with pytest.warns(UserWarning, match="never learnt"):
+    with pytest.warns(RulesMismatchWarning, match="never learnt"):
         under_default = load_player(path, Rules())  # warned of here, once
     with warnings.catch_warnings():
         warnings.simplefilter("error")
