@@ -436,10 +436,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _match_progress(args: argparse.Namespace) -> bool:
     """Progress for a match: always without --json; with it (a script's call) only on a terminal,
-    where someone waits for the result (stderr, so the JSON on stdout stays alone)."""
+    where someone waits for the result (stderr, so the JSON on stdout stays alone); never with --quiet."""
     from train.progress import on_terminal
 
-    return not args.json or on_terminal(sys.stderr)
+    return not args.quiet and (not args.json or on_terminal(sys.stderr))
 
 
 def _writable_file_or_say(command: str, option: str, name: str) -> bool:
@@ -1020,6 +1020,8 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                         help="pairs played in one lockstep batch (default 100); a randomising player's draws "
                              "depend on it: to reproduce a result, give the chunk_pairs it records")
     parser.add_argument("--json", action="store_true", help=json_help)
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or progress lines on stderr "
+                                                             "(TQDM_DISABLE=1 does the same)")
     parser.add_argument("--rules", help=RULES_HELP +
                                         "(default: those the network players were trained under, else the defaults)")
 
@@ -1187,11 +1189,11 @@ _OWN = tuple(os.path.join(_ROOT, name) + os.sep for name in ("nardy_env", "agent
 
 
 def _plain_warnings(show):
-    """A ``warnings.showwarning`` that prints nardy's own user warnings and its numba-cache warnings
-    (``nardy_env._runtime.NumbaCacheWarning``) as one plain line ("nardy COMMAND: warning: ..."),
+    """A ``warnings.showwarning`` that prints the user warnings raised in nardy's packages (its own,
+    ``nardy_env.NardyWarning``, among them) as one plain line ("nardy COMMAND: warning: ..."),
     and hands every other warning to ``show`` unchanged (a numpy overflow keeps its file and line)."""
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-        ours = issubclass(category, UserWarning) or category.__name__ == "NumbaCacheWarning"
+        ours = issubclass(category, UserWarning)
         if not (ours and os.path.abspath(filename).startswith(_OWN)):
             show(message, category, filename, lineno, file, line)
             return

@@ -6,6 +6,7 @@ one long garbled line; there a line now and then (and one at the end) says the s
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import Any, TextIO
@@ -34,8 +35,11 @@ def in_notebook(stream: Any = None) -> bool:
 def progress_bar(total: int, desc: str, unit: str = "game", initial: int = 0, leave: bool = True,
                  bar_format: str | None = None, stream: TextIO | None = None, every: float = 30.0) -> Any:
     """A tqdm bar on a terminal or in a Jupyter notebook, else a ``LineProgress`` writing a line
-    every ``every`` seconds (a log)."""
+    every ``every`` seconds (a log). ``TQDM_DISABLE`` set to anything turns both off (tqdm's own
+    variable, which tqdm reads as true whatever its value); messages (``write``) still show."""
     stream = stream if stream is not None else sys.stderr
+    if os.environ.get("TQDM_DISABLE"):
+        return LineProgress(total, desc, unit, initial, stream, every, lines=False)
     if on_terminal(stream) or in_notebook(stream):
         from tqdm import tqdm
 
@@ -47,11 +51,13 @@ def progress_bar(total: int, desc: str, unit: str = "game", initial: int = 0, le
 
 class LineProgress:
     """The parts of tqdm's interface nardy uses, as whole lines: ``desc: n/total units (p%),
-    rate units/s, postfix``, at most one per ``every`` seconds, and a last one on ``close``."""
+    rate units/s, postfix``, at most one per ``every`` seconds, and a last one on ``close``
+    (none with ``lines=False``: only what ``write`` is given)."""
 
     def __init__(self, total: int, desc: str, unit: str = "game", initial: int = 0,
-                 stream: TextIO | None = None, every: float = 30.0) -> None:
+                 stream: TextIO | None = None, every: float = 30.0, lines: bool = True) -> None:
         self.total, self.desc, self.unit, self.n = total, desc, unit, initial
+        self.lines = lines
         self.stream = stream if stream is not None else sys.stderr
         self.every = every
         self._initial = initial
@@ -85,6 +91,9 @@ class LineProgress:
         now = time.monotonic()
         rate = (self.n - self._initial) / max(now - self._start, 1e-9)
         share = f" ({self.n / self.total:.0%})" if self.total else ""
+        if not self.lines:
+            self._last, self._shown, self._shown_postfix = now, self.n, dict(self._postfix)
+            return
         own_rate = "" if any(str(key).endswith("/s") for key in self._postfix) else f", {rate:.0f} {self.unit}s/s"
         extra = "".join(f", {key} {value}" for key, value in self._postfix.items())
         self.write(f"{self.desc}: {self.n}/{self.total} {self.unit}s{share}{own_rate}{extra}")

@@ -85,7 +85,26 @@ def test_json_matches_show_progress_on_a_terminal_only(monkeypatch):
     for stderr, json_out, shown in ((_Terminal(), True, True), (io.StringIO(), True, False),
                                     (io.StringIO(), False, True), (closed, True, False), (None, True, False)):
         monkeypatch.setattr(sys, "stderr", stderr)
-        assert _match_progress(argparse.Namespace(json=json_out)) is shown
+        assert _match_progress(argparse.Namespace(json=json_out, quiet=False)) is shown
+        assert _match_progress(argparse.Namespace(json=json_out, quiet=True)) is False
+
+
+def test_quiet_and_tqdm_disable_leave_a_logs_stderr_empty(monkeypatch):
+    """A CI log that counts stderr lines as warnings: eval and ladder say nothing there when asked."""
+    for args in (("eval", "random", "race", "--games", "40", "--quiet"),
+                 ("ladder", "random", "race", "--games", "20", "--quiet")):
+        out = run(*args, "--workers", "1")
+        assert out.returncode == 0 and out.stderr == "", (args, out.stderr)
+        assert "random" in out.stdout  # the result itself is printed
+    monkeypatch.setenv("TQDM_DISABLE", "1")  # tqdm's own variable: the lines in a log go too
+    out = run("eval", "random", "race", "--games", "40", "--workers", "1")
+    assert out.returncode == 0 and out.stderr == "" and "random" in out.stdout, out.stderr
+    log = io.StringIO()
+    bar = progress_bar(10, "x", stream=log)
+    bar.update(10)
+    bar.write("a message still shows")
+    bar.close()
+    assert log.getvalue() == "a message still shows\n"
 
 
 def test_the_closing_line_shows_a_postfix_set_after_the_last_line():
