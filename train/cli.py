@@ -1209,7 +1209,8 @@ def _plain_warnings(show):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``nardy`` console script."""
+    """Entry point of the ``nardy`` console script: returns the exit status (from Python, for
+    every outcome: a usage error or ``--help`` too, which argparse ends with ``SystemExit``)."""
     import warnings
 
     if sys.stdout is None:  # started with standard output closed (>&-): output goes nowhere, as print's does
@@ -1231,6 +1232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():  # the plain format lasts for this command only
             warnings.showwarning = _plain_warnings(warnings.showwarning)
             return _main(argv)
+    except SystemExit as exc:  # argparse's and _usage_error's: one way of saying a status to a caller
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        raise
     finally:
         global _WHO
         _WHO = "nardy"  # for what is said outside a command (a test calling main again)

@@ -739,6 +739,18 @@ def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys()
     assert out.returncode == 0 and json.loads(out.stdout)["ranked"], out.stdout
 
 
+def test_main_returns_every_exit_status_to_a_python_caller(capsys):
+    """argparse and the usage errors end with SystemExit; main() turns it into the status it returns."""
+    from train.cli import main
+
+    assert main(["--version"]) == 0
+    assert main(["eval", "random"]) == 2  # argparse: B is missing
+    assert main(["eval", "random", "nosuchplayer", "--games", "2"]) == 2  # a usage error of nardy's own
+    assert main(["moves", "not an npn", "6", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "the following arguments are required: B" in err and "nosuchplayer" in err
+
+
 @pytest.mark.parametrize("argv", [
     ["export", "checkpoints/default", "--out", ""],  # an unset variable: would write into the current folder
     ["export", "", "--out", "x"],
@@ -1024,9 +1036,7 @@ def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypa
         raise PermissionError(errno.EACCES, "Permission denied", "/runs/x/checkpoint.pt")
 
     monkeypatch.setattr(evaluate, "load_saying_once", unreadable)
-    with pytest.raises(SystemExit) as exit_info:
-        cli.main(["eval", "random", "race", "--games", "2"])
-    assert exit_info.value.code == 2
+    assert cli.main(["eval", "random", "race", "--games", "2"]) == 2  # returned, as every status main() gives
     assert capsys.readouterr().err.strip() == "nardy eval: cannot read /runs/x/checkpoint.pt: Permission denied"
     monkeypatch.undo()
 
