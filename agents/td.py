@@ -23,7 +23,7 @@ from nardy_env import Rules
 from nardy_env.encoding import FEATURES_VERSION, features
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
-from .common import checked_raw, unsound_row
+from .common import checked_raw
 from .files import compressed_entries, file_sha256, write_atomic
 from .network import TDNetwork
 from .search import SearchPlayer, rules_to_play
@@ -68,12 +68,14 @@ class TorchEvaluator:
         with torch.inference_mode():
             out = self.network(*self._input(raw))
             values = (self.network.equity(out) if equity else out).float().cpu().numpy()
-        outcomes = out.float().cpu().numpy()
-        row = unsound_row(outcomes, values if equity else None)
-        if row is not None:
-            raise NetworkError(f"the network's outputs for row {row} are not outcome probabilities (outcomes "
-                               f"{outcomes[row].tolist()}): its weights (hidden {list(self.network.hidden)}) "
-                               "overflow float32 arithmetic or are damaged")
+            # A softmax is probabilities, and its equity a number, unless the arithmetic overflowed
+            # (NaN, which either shows): all this hot path (search, at every level) checks.
+            finite = np.isfinite(values) if equity else np.isfinite(values).all(axis=1)
+            if not finite.all():
+                row = int(np.flatnonzero(~finite)[0])
+                raise NetworkError(f"the network's outputs for row {row} are not outcome probabilities (outcomes "
+                                   f"{out[row].float().cpu().tolist()}): its weights (hidden "
+                                   f"{list(self.network.hidden)}) overflow float32 arithmetic or are damaged")
         return values
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:

@@ -51,6 +51,7 @@ except ModuleNotFoundError as exc:
                               "pip install 'nardy[pettingzoo]' (or pip install pettingzoo)",
                               name="pettingzoo") from None
 
+from ._runtime import NardyWarning
 from .core import MAX_RESULTS, NUM_CHECKERS, Afterstates, flip
 from .encoding import RAW_SIZE, features, raw_positions
 from .envs.checker import NUM_CHECKER_ACTIONS
@@ -178,7 +179,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             # accepted, so unknown keys are warned about here rather than refused.
             unknown = sorted(set(options) - {"position", "dice"})
             if unknown:
-                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']")
+                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']",
+                            category=NardyWarning)
             options = {k: v for k, v in options.items() if k in ("position", "dice")}
         preset = start_presets(options, 1)  # bad options change nothing
         seed = as_seed(seed)
@@ -226,7 +228,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def render(self) -> str | np.ndarray | None:
         """The board as text (``"ansi"``), a picture (``"rgb_array"``), or printed (``"human"``)."""
         if self.render_mode is None:
-            logger.warn('call env(render_mode="ansi", "rgb_array" or "human") to render')
+            logger.warn('call env(render_mode="ansi", "rgb_array" or "human") to render', category=NardyWarning)
             return None
         if self.render_mode == "ansi":
             return render_text(self.batch, 0)

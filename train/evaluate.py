@@ -353,22 +353,31 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
                                     module.pattern if module else "", lineno)
         players = load_player(spec_a, r), load_player(spec_b, r)
     modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
-    said = [(_builtin_bases(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
+    said = [(_sendable_category(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
             for w in caught]
     return play_pairs(*players, pair_ids, seed, r, threads=1, records=records), said
 
 
-def _builtin_bases(category: type[Warning]) -> tuple[str, ...]:
-    """The names of Python's own warning classes a category is, the most derived ones (a
-    player's own class, defined in its file, cannot be sent between processes)."""
+def _sendable_category(category: type[Warning]) -> tuple[str, ...]:
+    """How a worker names a warning's category to the calling process: nardy's own classes
+    (``NardyWarning`` and its kinds) by module and name, else the names of Python's own warning
+    classes it is, the most derived ones (a player's own class, defined in its file, cannot be
+    sent between processes)."""
+    if category.__module__ == NardyWarning.__module__:
+        return (f"{category.__module__}:{category.__qualname__}",)
     builtin = [c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning)]
     return tuple(c.__name__ for c in builtin if not any(d is not c and issubclass(d, c) for d in builtin))
 
 
 @functools.cache
 def _stand_in(bases: tuple[str, ...]) -> type[Warning]:
-    """A warning category here that is what a worker's was: one of Python's own, or a class
-    deriving from the several it derived from (so that filters by category match as they did)."""
+    """A warning category here that is what a worker's was: nardy's own class, one of Python's
+    own, or a class deriving from the several it derived from (so that filters by category
+    match as they did)."""
+    if len(bases) == 1 and bases[0].startswith(f"{NardyWarning.__module__}:"):
+        ours = getattr(sys.modules[NardyWarning.__module__], bases[0].partition(":")[2], None)
+        if isinstance(ours, type) and issubclass(ours, NardyWarning):
+            return ours
     classes = tuple(c for c in (getattr(builtins, name, None) for name in bases)
                     if isinstance(c, type) and issubclass(c, Warning)) or (UserWarning,)
     return classes[0] if len(classes) == 1 else type("_".join(c.__name__ for c in classes), classes, {})

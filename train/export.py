@@ -139,22 +139,34 @@ def _policy_module(network):
 
 class _QuietIn:
     """Standard output that drops what one thread writes and passes on the others' (the exporter
-    prints from the thread that calls it; a program's other threads keep their output)."""
+    prints from the thread that calls it; a program's other threads keep their output). Once
+    ``done``, it passes everything on: a thread that redirected standard output during the export
+    may put this object back afterwards."""
 
     def __init__(self, stream: Any, thread: int) -> None:
         self._stream = stream
-        self._thread = thread
+        self._thread: int | None = thread
+
+    def done(self) -> None:
+        self._thread = None
+
+    def _dropped(self) -> bool:
+        return threading.get_ident() == self._thread or self._stream is None
 
     def write(self, text: str) -> int:
-        if threading.get_ident() == self._thread or self._stream is None:
-            return len(text)
-        return self._stream.write(text)
+        return len(text) if self._dropped() else self._stream.write(text)
+
+    def writelines(self, lines: Any) -> None:
+        if not self._dropped():
+            self._stream.writelines(lines)
 
     def flush(self) -> None:
-        if threading.get_ident() != self._thread and self._stream is not None:
+        if not self._dropped():
             self._stream.flush()
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_stream", "_thread"):  # copy/pickle probe before __init__
+            raise AttributeError(name)
         return getattr(self._stream, name)
 
 
@@ -176,8 +188,12 @@ def _quiet_torch_onnx():
     try:
         with caught_warnings():  # one thread at a time (nardy_env._runtime)
             warnings.filterwarnings("ignore", module=_EXPORTERS)
-            with contextlib.redirect_stdout(_QuietIn(sys.stdout, threading.get_ident())):
-                yield
+            quiet = _QuietIn(sys.stdout, threading.get_ident())
+            try:
+                with contextlib.redirect_stdout(quiet):
+                    yield
+            finally:
+                quiet.done()
     finally:
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
@@ -225,19 +241,26 @@ def _to_onnx(network, opset: int, exporter: str):
     return model
 
 
-def _verify(model_bytes: bytes, network, states: np.ndarray, tolerance: float, side_note: str) -> dict:
-    """onnxruntime against torch on real positions; raises ExportError showing the worst row."""
+def _network_outputs(network, raw: np.ndarray, side_note: str) -> np.ndarray:
+    """The torch network's outcomes of raw positions (float64), which the graph must reproduce;
+    ExportError before any graph is made when they are no probabilities (its arithmetic overflows)."""
     import torch
 
-    raw = raw_positions(states)
     with torch.inference_mode():
         want = network.eval()(torch.from_numpy(raw)).double().numpy()
-    want_equity = want @ np.asarray(EQUITY_WEIGHTS)
     row = unsound_row(want)
-    if row is not None:  # the network itself, before any graph: its arithmetic overflows
+    if row is not None:
         raise ExportError(f"the network's own outputs for position {row} are not outcome probabilities "
                           f"(outcomes {want[row].tolist()}): its weights overflow float32 arithmetic or are "
                           f"damaged, and a policy of it would say nothing; {side_note}")
+    return want
+
+
+def _verify(model_bytes: bytes, states: np.ndarray, want: np.ndarray, tolerance: float, side_note: str) -> dict:
+    """onnxruntime against torch's outcomes ``want`` of real positions; raises ExportError showing
+    the worst row."""
+    raw = raw_positions(states)
+    want_equity = want @ np.asarray(EQUITY_WEIGHTS)
     try:  # loading it may fail too (onnxruntime's copy of the graph in a full temporary folder)
         evaluator = OnnxEvaluator(model_bytes, where="the exported graph")
         outcomes, equity = evaluator.run(raw)
@@ -399,6 +422,8 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
             raise ExportError(f"{source} contradicts itself: it records rules {rules.to_json()}, but its "
                               f"config {json.dumps(config['rules'])}; nothing was written to {out}")
     network.eval()
+    states = real_positions(positions, seed=seed, rules=rules)
+    want = _network_outputs(network, raw_positions(states), f"nothing was written to {out}")  # before the slow part
 
     model = _to_onnx(network, opset, exporter)
     model.doc_string = ("Long Nardy policy (nardy-policy/1): raw positions [N, 50] -> outcomes [N, 4], "
@@ -418,8 +443,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
                           f"{opsets.get('ai.onnx')}; nothing was written to {out} (the default, {DEFAULT_OPSET}, "
                           "works with every exporter)")
 
-    states = real_positions(positions, seed=seed, rules=rules)
-    verification = _verify(model_bytes, network, states, tolerance, f"nothing was written to {out}")
+    verification = _verify(model_bytes, states, want, tolerance, f"nothing was written to {out}")
     verification["onnxruntime"] = onnxruntime.__version__
 
     policy = {

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common import segment_argmax
+from agents.common import segment_argmax, unsound_row
 from agents.network import TDNetwork
 from agents.search import EQUITY
 from nardy_env import Rules, flip, initial_states, legal_afterstates
@@ -70,9 +70,8 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
                          f"the result last), got {list(values.shape)}")
     if not np.isfinite(values).all():
         raise ValueError("values must be finite numbers (outcome probabilities), got NaN or infinite ones")
-    unsound = (values < 0).any(axis=1) | (np.abs(values.sum(axis=1) - 1) > 1e-3)
-    if unsound.any():  # targets made of them would not be probabilities either
-        row = int(np.flatnonzero(unsound)[0])
+    row = unsound_row(values)
+    if row is not None:  # targets made of them would not be probabilities either
         raise ValueError(f"values must be outcome probabilities (non-negative, summing to 1); row {row} is "
                          f"{values[row].tolist()}")
     if sorted(values[-1].tolist()) != [0.0, 0.0, 0.0, 1.0]:

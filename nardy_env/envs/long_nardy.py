@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from .._runtime import NardyWarning
 from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
 from ..notation import (
     Color,
@@ -375,7 +376,8 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, Action]):
 
     def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
-            gym.logger.warn('call gymnasium.make("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
+            gym.logger.warn('call gymnasium.make("LongNardy-v0", render_mode="ansi" or "rgb_array") to render',
+                            category=NardyWarning)
             return None
         if not self._playable:
             raise gym.error.ResetNeeded("call reset() before render()")

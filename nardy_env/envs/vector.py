@@ -11,6 +11,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from .._runtime import NardyWarning
 from ..core import MAX_RESULTS, Afterstates, is_whole
 from ..notation import ColorLike
 from ..players import PlayerSpec
@@ -307,7 +308,8 @@ class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndar
 
     def render(self) -> tuple[str | np.ndarray, ...] | None:
         if self.render_mode is None:
-            logger.warn('call gymnasium.make_vec("LongNardy-v0", render_mode="ansi" or "rgb_array") to render')
+            logger.warn('call gymnasium.make_vec("LongNardy-v0", render_mode="ansi" or "rgb_array") to render',
+                        category=NardyWarning)
             return None
         self._check_open("render")
         draw = render_text if self.render_mode == "ansi" else render_rgb

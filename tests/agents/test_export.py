@@ -568,8 +568,37 @@ def test_an_export_quiets_the_exporter_not_the_programs_other_threads(checkpoint
     assert [str(w.message) for w in said] == ["a thread's own"] * beats["all"]
 
 
-def test_a_network_whose_own_outputs_are_nan_is_named_as_the_cause(tmp_path):
-    """Finite weights so large that float32 overflows: the network is at fault, not the graph."""
+def test_the_exporting_threads_quiet_stdout_passes_everything_once_done():
+    """Another thread may redirect stdout during an export and put the quiet stream back after it:
+    the exporting thread's later prints must not vanish."""
+    import copy
+    import io
+    import threading
+
+    from train.export import _QuietIn
+
+    out = io.StringIO()
+    quiet = _QuietIn(out, threading.get_ident())
+    quiet.write("exporter chatter\n")
+    quiet.writelines(["more chatter\n"])
+    other = threading.Thread(target=lambda: quiet.writelines(["from another thread\n"]))
+    other.start()
+    other.join()
+    quiet.done()
+    quiet.write("after the export\n")
+    assert out.getvalue() == "from another thread\nafter the export\n"
+    assert copy.copy(quiet).getvalue() == out.getvalue()  # no endless __getattr__ on a bare copy
+
+
+def test_a_network_whose_own_outputs_are_nan_is_named_as_the_cause(tmp_path, monkeypatch):
+    """Finite weights so large that float32 overflows: the network is at fault, not the graph, and
+    that is said before the graph is made (seconds of exporting for nothing)."""
+    import train.export as export
+
+    def never(*args, **kwargs):
+        raise AssertionError("the graph was made for a network whose outputs are NaN")
+
+    monkeypatch.setattr(export, "_to_onnx", never)
     net = TDNetwork((8,))
     with torch.no_grad():
         for layer in net.body:
