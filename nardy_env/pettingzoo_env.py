@@ -179,8 +179,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             # accepted, so unknown keys are warned about here rather than refused.
             unknown = sorted(set(options) - {"position", "dice"})
             if unknown:
-                logger.warn(f"ignoring unknown reset option(s) {unknown}; known options are ['position', 'dice']",
-                            category=NardyWarning)
+                logger.warn("ignoring unknown reset option(s) %s; known options are ['position', 'dice']", unknown,
+                            category=NardyWarning)  # %s: the keys may hold a % themselves
             options = {k: v for k, v in options.items() if k in ("position", "dice")}
         preset = start_presets(options, 1)  # bad options change nothing
         seed = as_seed(seed)

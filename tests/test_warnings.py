@@ -18,10 +18,17 @@ def _warn_calls():
     for package in ("nardy_env", "agents", "train"):
         for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "warn":
-                    owner = node.func.value  # warnings.warn, or Gymnasium's logger.warn / gym.logger.warn
-                    if getattr(owner, "id", None) in ("warnings", "logger") or getattr(owner, "attr", None) == "logger":
-                        yield path, node
+                if not isinstance(node, ast.Call):
+                    continue
+                name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+                # warnings.warn, a bare warn, Gymnasium's logger.warn / deprecation, logging's warning
+                if name in ("warn", "deprecation", "warning") or (name == "warn_explicit" and not _resaid(path, node)):
+                    yield path, node
+
+
+def _resaid(path: Path, node: ast.Call) -> bool:
+    """evaluate's re-saying of a worker's warning, in the worker's own category."""
+    return path.name == "evaluate.py" and "_stand_in" in ast.unparse(node)
 
 
 def test_every_warning_nardy_gives_is_a_nardy_warning():
@@ -81,3 +88,22 @@ def test_a_workers_warning_keeps_its_nardy_category(tmp_path):
         warnings.filterwarnings("ignore", category=RulesMismatchWarning)
         evaluate(path, "random", games=4, seed=0, workers=2, chunk_pairs=1, rules=Rules())
     assert not [w for w in said if "trained under rules" in str(w.message)], [str(w.message) for w in said]
+
+
+def test_a_worker_sends_a_nardy_warning_subclass_as_the_nardy_class_it_is():
+    """A player's own class deriving from RulesMismatchWarning cannot cross processes: the nearest
+    of nardy's classes does, with the Python classes it adds."""
+    from train.evaluate import _sendable_category, _stand_in
+
+    class Mine(RulesMismatchWarning):
+        pass
+
+    class Both(NardyWarning, DeprecationWarning):
+        pass
+
+    assert _stand_in(_sendable_category(Mine)) is RulesMismatchWarning
+    both = _stand_in(_sendable_category(Both))
+    assert issubclass(both, NardyWarning) and issubclass(both, DeprecationWarning)
+    assert _stand_in(_sendable_category(NumbaCacheWarning)) is NumbaCacheWarning
+    assert _stand_in(_sendable_category(DeprecationWarning)) is DeprecationWarning
+    assert _stand_in(("nardy_env._runtime:Gone",)) is UserWarning  # a newer worker's class: the safe fallback

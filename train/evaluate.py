@@ -363,10 +363,11 @@ def _sendable_category(category: type[Warning]) -> tuple[str, ...]:
     (``NardyWarning`` and its kinds) by module and name, else the names of Python's own warning
     classes it is, the most derived ones (a player's own class, defined in its file, cannot be
     sent between processes)."""
-    if category.__module__ == NardyWarning.__module__:
-        return (f"{category.__module__}:{category.__qualname__}",)
-    builtin = [c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning)]
-    return tuple(c.__name__ for c in builtin if not any(d is not c and issubclass(d, c) for d in builtin))
+    ours = next((c for c in category.__mro__ if c.__module__ == NardyWarning.__module__), None)
+    builtin = [c for c in category.__mro__ if c.__module__ == "builtins" and issubclass(c, Warning)
+               and not (ours is not None and issubclass(ours, c))]
+    names = tuple(c.__name__ for c in builtin if not any(d is not c and issubclass(d, c) for d in builtin))
+    return ((f"{ours.__module__}:{ours.__qualname__}",) if ours is not None else ()) + names
 
 
 @functools.cache
@@ -374,12 +375,11 @@ def _stand_in(bases: tuple[str, ...]) -> type[Warning]:
     """A warning category here that is what a worker's was: nardy's own class, one of Python's
     own, or a class deriving from the several it derived from (so that filters by category
     match as they did)."""
-    if len(bases) == 1 and bases[0].startswith(f"{NardyWarning.__module__}:"):
-        ours = getattr(sys.modules[NardyWarning.__module__], bases[0].partition(":")[2], None)
-        if isinstance(ours, type) and issubclass(ours, NardyWarning):
-            return ours
-    classes = tuple(c for c in (getattr(builtins, name, None) for name in bases)
-                    if isinstance(c, type) and issubclass(c, Warning)) or (UserWarning,)
+    def found(name: str) -> Any:
+        module, _, own = name.partition(":")
+        return getattr(sys.modules[module], own, None) if module == NardyWarning.__module__ else getattr(builtins, name, None)
+
+    classes = tuple(c for c in map(found, bases) if isinstance(c, type) and issubclass(c, Warning)) or (UserWarning,)
     return classes[0] if len(classes) == 1 else type("_".join(c.__name__ for c in classes), classes, {})
 
 

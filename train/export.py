@@ -259,7 +259,7 @@ def _network_outputs(network, raw: np.ndarray, side_note: str) -> np.ndarray:
 def _verify(model_bytes: bytes, states: np.ndarray, want: np.ndarray, tolerance: float, side_note: str) -> dict:
     """onnxruntime against torch's outcomes ``want`` of real positions; raises ExportError showing
     the worst row."""
-    raw = raw_positions(states)
+    raw = raw_positions(states)  # as _network_outputs had them (cheap: a cast)
     want_equity = want @ np.asarray(EQUITY_WEIGHTS)
     try:  # loading it may fail too (onnxruntime's copy of the graph in a full temporary folder)
         evaluator = OnnxEvaluator(model_bytes, where="the exported graph")

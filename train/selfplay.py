@@ -70,7 +70,7 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
                          f"the result last), got {list(values.shape)}")
     if not np.isfinite(values).all():
         raise ValueError("values must be finite numbers (outcome probabilities), got NaN or infinite ones")
-    row = unsound_row(values)
+    row = unsound_row(values, tol=1e-3)
     if row is not None:  # targets made of them would not be probabilities either
         raise ValueError(f"values must be outcome probabilities (non-negative, summing to 1); row {row} is "
                          f"{values[row].tolist()}")

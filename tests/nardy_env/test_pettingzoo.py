@@ -146,6 +146,16 @@ def test_reset_options_that_are_not_a_dict_are_refused_clearly():
         game.observe("red")  # once "tuple.index(x): x not in tuple"
 
 
+def test_unknown_reset_options_are_named_in_a_nardy_warning_even_with_a_percent_sign():
+    """Gymnasium's logger formats its message with %: a key holding one once raised TypeError."""
+    from nardy_env import NardyWarning
+
+    game = raw_env()
+    with pytest.warns(NardyWarning, match=r"ignoring unknown reset option\(s\) \['%s', '50%'\]"):  # sorted
+        game.reset(seed=0, options={"50%": 1, "%s": 2})
+    assert game.agent_selection in ("white", "black")
+
+
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_the_turn_based_parallel_conversion_passes_the_parallel_api_test(action_mode):
     from pettingzoo.test import parallel_api_test
