@@ -23,6 +23,7 @@ strictly less.
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import torch
 from torch import nn
@@ -200,7 +201,7 @@ class TDNetwork(nn.Module):
         same formula, so the torch and ONNX players agree)."""
         return (outcomes * self.equity_weights).sum(dim=-1)
 
-    def shape(self) -> dict:
+    def shape(self) -> dict[str, Any]:
         """What is needed to rebuild this network."""
         return {"input": RAW_SIZE, "features": NUM_FEATURES, "hidden": list(self.hidden),
                 "outputs": list(OUTCOMES), "features_version": FEATURES_VERSION}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,8 @@ def _equities(player: Any, found: Any) -> np.ndarray:
     return values
 
 
-def rank_plays(player: Player, npn: str, dice: Any, rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
+def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
+               rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
     """Every legal play, best first by ``player``'s evaluation.
 
     Each entry: ``result`` (NPN, other side to move), ``equity`` (cubeless
