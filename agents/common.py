@@ -42,9 +42,9 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
 def unsound_row(outcomes: np.ndarray, equity: np.ndarray | None = None, tol: float = 1e-2) -> int | None:
     """The first row whose evaluation is not what an evaluator promises, or None: outcome
     probabilities (finite, non-negative, summing to 1 within ``tol``: float32 graphs round) and,
-    when given, the equity they make
-    (``outcomes @ EQUITY_WEIGHTS``, within -2..+2). A network whose arithmetic overflows, or a
-    damaged graph, says something else, which would be played and reported as if it meant something."""
+    when given, the equity they make (``outcomes @ EQUITY_WEIGHTS``, within -2..+2). A network
+    whose arithmetic overflows, or a damaged graph, says something else, which would be played
+    and reported as if it meant something."""
     outcomes = np.asarray(outcomes, dtype=np.float64)
     sound = np.isfinite(outcomes).all(axis=1) & (outcomes >= 0).all(axis=1) & (np.abs(outcomes.sum(axis=1) - 1) <= tol)
     if equity is not None:
