@@ -43,7 +43,7 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
                 if number == len(lines) and not content.endswith("\n"):
                     # The run is writing it now, or was killed while writing it (a resume repairs it).
                     _warn(f"{eval_jsonl}: the last line is cut short (a run writing it, or killed "
-                                  "while writing it); drawn without it", stacklevel=3)
+                          "while writing it); drawn without it", stacklevel=3)
                     continue
                 raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
     if not records:
@@ -99,8 +99,8 @@ def _warn_changed(name: str, points: list[dict], opponents: Iterable[str]) -> No
         files = _files_of(points, opponent)
         if len(files) > 1:
             _warn(f"{name}: {opponent} is not the same player all along (its file changed "
-                          f"{len(files) - 1} time{'s' if len(files) > 2 else ''} during the run): the curve "
-                          "against it joins different players", stacklevel=4)
+                  f"{len(files) - 1} time{'s' if len(files) > 2 else ''} during the run): the curve "
+                  "against it joins different players", stacklevel=4)
 
 
 MAX_RUNS = 12
@@ -160,13 +160,13 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
     if len({json for found in rules.values() for json in found}) > 1:
         listed = "; ".join(f"{name}: {' then '.join(found)}" for name, found in rules.items() if found)
         _warn(f"the runs were evaluated under different rules ({listed}): their win rates against "
-                      f"{opponent} are not of the same game", stacklevel=3)
+              f"{opponent} are not of the same game", stacklevel=3)
     files = [set(_files_of(points, opponent)) for _, _, _, points in lines]
     # Two runs that never met the same file met different players (one whose opponent changed on
     # the way, but met the other's too, has been named above).
     if any(a and b and not a & b for i, a in enumerate(files) for b in files[i + 1:]):
         _warn(f"the runs met different players named {opponent} (their files differ): their win rates "
-                      "against it do not compare", stacklevel=3)
+              "against it do not compare", stacklevel=3)
     return _curves(lines, title, out_png, follow)
 
 
@@ -327,8 +327,8 @@ def _canvas(w: int, h: int, size: int, small_size: int, texts: Iterable[str] = (
         if best is None or best[2]:
             lacking = "".join((best[2] if best else wide)[:8])
             _warn(f"no font with {lacking!r} found (looked for {', '.join(_WIDE_FONTS)}): the picture "
-                          "draws those letters as boxes; install one that has them, e.g. DejaVu Sans "
-                          "(fonts-dejavu) for Cyrillic, Noto Sans CJK for Chinese", stacklevel=4)
+                  "draws those letters as boxes; install one that has them, e.g. DejaVu Sans "
+                  "(fonts-dejavu) for Cyrillic, Noto Sans CJK for Chinese", stacklevel=4)
         if best is not None:
             return img, ImageDraw.Draw(img), best[0], ImageFont.truetype(best[1], small_size)
     try:
