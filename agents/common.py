@@ -6,17 +6,26 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from nardy_env import NUM_CHECKERS
+from nardy_env import NUM_CHECKERS, outcome
 from nardy_env.encoding import RAW_SIZE, are_counts
 
 __all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters",
-           "checked_raw", "unsound_row"]
+           "checked_raw", "unsound_row", "outcome_one_hot"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of a network's four outcome probabilities, in output order, from the view of the
 side that has just moved."""
 EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
 """Points of each outcome: equity = sum(outcomes * EQUITY_WEIGHTS) (cubeless points)."""
+
+
+def outcome_one_hot(states: np.ndarray) -> np.ndarray:
+    """Exact outcome of finished afterstates as one-hot rows in ``OUTCOMES`` order, from the view of
+    their mover (the winner): a mars when the loser has borne off none (``nardy_env.outcome``)."""
+    out = np.zeros((states.shape[0], 4), dtype=np.float32)
+    mars = outcome(states) == 2
+    out[np.arange(states.shape[0]), np.where(mars, 1, 0)] = 1.0
+    return out
 
 
 def checked_raw(raw: np.ndarray) -> np.ndarray:

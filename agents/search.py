@@ -22,8 +22,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from nardy_env import Afterstates, NardyWarning, Rules, RulesMismatchWarning, flip, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole, validate_states
+from nardy_env import Afterstates, NardyWarning, Rules, RulesMismatchWarning, flip, legal_afterstates, outcome
+from nardy_env.core import is_whole, validate_states
 from nardy_env.encoding import raw_positions
 from nardy_env.game import ROLL_WEIGHTS, ROLLS
 from nardy_env.notation import results_rank
@@ -68,9 +68,8 @@ def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Ru
 
 def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(is over, exact equity for the mover) of mover's-view afterstates."""
-    over = states[:, OFF_MOVER] == NUM_CHECKERS
-    equity = np.where(states[:, OFF_OPPONENT] == 0, 2.0, 1.0)
-    return over, np.where(over, equity, 0.0)
+    points = outcome(states)  # an afterstate is never lost by its mover
+    return points != 0, points.astype(np.float64)
 
 
 def _row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:

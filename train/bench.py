@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, flip, initial_states, legal_afterstates
+from nardy_env import NUM_CHECKERS, OFF_MOVER, flip, initial_states, legal_afterstates, outcome
 from nardy_env.core import available_cpus
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
@@ -52,7 +52,7 @@ def play_random_games(
             over = after[:, OFF_MOVER] == NUM_CHECKERS
             if over.any():
                 ended = active[over]
-                points = np.where(after[over, OFF_OPPONENT] == 0, 2, 1)
+                points = outcome(after[over]).astype(np.int64)
                 mars += int((points == 2).sum())
                 first_player_points += int(np.where(mover_is_first[ended], points, -points).sum())
             states[active] = flip(after)

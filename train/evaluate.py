@@ -25,9 +25,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from nardy_env import Afterstates, NardyWarning, Rules, flip, initial_states, legal_afterstates
+from nardy_env import Afterstates, NardyWarning, Rules, flip, initial_states, legal_afterstates, outcome
 from nardy_env._runtime import caught_warnings
-from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, OFF_OPPONENT, available_cpus, is_whole
+from nardy_env.core import HALF, NUM_CHECKERS, NUM_POINTS, OFF_MOVER, available_cpus, is_whole
 from nardy_env.game import opening_roll
 from nardy_env.players import (
     Player,
@@ -156,7 +156,7 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
         over = after[:, OFF_MOVER] == NUM_CHECKERS
         if over.any():
             ended = active[over]
-            pts = np.where(after[over, OFF_OPPONENT] == 0, 2, 1)
+            pts = outcome(after[over]).astype(np.int64)
             points_a[ended] = np.where(a_to_move[ended], pts, -pts)
             if on_games_done:
                 on_games_done(int(over.sum()))

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.common import outcome_one_hot
 from agents.registry import SHIPPED_PLAYER
 from agents.search import SearchPlayer
-from nardy_env import flip, format_npn, legal_afterstates, to_common_point
+from nardy_env import flip, format_npn, legal_afterstates, outcome, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
 from nardy_env.players import Player, PlayerFailed, player_name
@@ -91,13 +92,11 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
         # The move filter's ties fall as in play (FORMATS.md's order).
         values = player.evaluate(found, results_rank(found.states, np.array([int(side)]), found.offsets))
         static = values if player.ply == 0 else player.static_equity(found.states)  # 0-ply: the same numbers
-        live = found.states[:, 24] < 15
+        live = outcome(found.states) == 0
         outcomes = np.zeros((found.states.shape[0], 4))
         if live.any():
             outcomes[live] = player.evaluator.outcomes(raw_positions(found.states[live]))
-        won = ~live
-        outcomes[won, 1] = found.states[won, 25] == 0
-        outcomes[won, 0] = found.states[won, 25] > 0
+        outcomes[~live] = outcome_one_hot(found.states[~live])
         searched = values > -1e5
         equity = np.where(searched, values, static)
         ply = np.where(searched, player.ply, 0)

@@ -40,11 +40,12 @@ from nardy_env import (
     format_npn,
     initial_states,
     legal_afterstates,
+    outcome,
     parse_npn,
     to_common_point,
 )
 from nardy_env._runtime import printable
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.game import opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
 from nardy_env.render import board_text, board_words
@@ -396,7 +397,7 @@ class _Session:
                 chosen = results[result]
             after_state = flip(_state_of(chosen["result"]))
             if after_state[OFF_MOVER] == NUM_CHECKERS:
-                then = f"this play wins the game, by {'mars' if after_state[OFF_OPPONENT] == 0 else 'oin'}"
+                then = f"this play wins the game, by {'mars' if outcome(after_state) == 2 else 'oin'}"
             else:
                 then = f"{'black' if side == Color.WHITE else 'white'} rolls next"
             self.say(board_text(flip(after_state), side.other,
@@ -539,7 +540,7 @@ class _Session:
                          for f, t in found.moves[k, :n]]
                 self.say(f"{self.opponent_name} plays {format_move_sequence(moves)}")
             if after[OFF_MOVER] == NUM_CHECKERS:
-                points = 2 if after[OFF_OPPONENT] == 0 else 1
+                points = int(outcome(after))
                 kind = "mars" if points == 2 else "oin"
                 winner = "White" if side == Color.WHITE else "Black"
                 self.say(board_text(flip(after), side.other, caption=f"Game over: {winner} wins"))

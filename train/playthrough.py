@@ -15,8 +15,8 @@ import argparse
 
 import numpy as np
 
-from nardy_env import Color, flip, format_npn, initial_states, legal_afterstates, to_common_point
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env import Color, flip, format_npn, initial_states, legal_afterstates, outcome, to_common_point
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.players import choose_indices, load_player, player_name
 from nardy_env.render import board_text
@@ -50,7 +50,7 @@ def playthrough(white: str, black: str, seed: int, rules: RulesLike | None = DEF
                   ""]
         after = found.states[row]
         if after[OFF_MOVER] == NUM_CHECKERS:
-            points = 2 if after[OFF_OPPONENT] == 0 else 1
+            points = int(outcome(after))
             lines.append(f"result: {side.name.lower()} wins by {'mars' if points == 2 else 'oin'}, "
                          f"{points} point{'s' * (points > 1)}, after {ply} plies")
             return "\n".join(lines) + "\n"

@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common import segment_argmax, unsound_row
+from agents.common import outcome_one_hot, segment_argmax, unsound_row
 from agents.network import TDNetwork
 from agents.search import EQUITY
 from nardy_env import Rules, flip, initial_states, legal_afterstates
-from nardy_env.core import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, is_whole
+from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import features, raw_positions
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.rules import RulesLike
@@ -39,14 +39,6 @@ __all__ = ["SWAP", "lambda_returns", "outcome_one_hot", "SelfPlayWorker"]
 SWAP = np.array([2, 3, 0, 1])
 """Outcome order seen by the other side."""
 _CALIBRATION_BINS = 10
-
-
-def outcome_one_hot(states: np.ndarray) -> np.ndarray:
-    """Exact outcome of finished afterstates from the mover's (the winner's) view."""
-    out = np.zeros((states.shape[0], 4), dtype=np.float32)
-    mars = states[:, OFF_OPPONENT] == 0
-    out[np.arange(states.shape[0]), np.where(mars, 1, 0)] = 1.0
-    return out
 
 
 def _check_unit(value: Any, name: str, what: str) -> None:
