@@ -32,9 +32,17 @@ from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
 
-__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "rules_to_play"]
+__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "UNSEARCHED", "searched", "rules_to_play"]
 
 EQUITY = np.array(EQUITY_WEIGHTS)
+UNSEARCHED = -1e6
+"""What ``SearchPlayer.evaluate`` adds to the 0-ply equity of a candidate the move filter left
+out, so that it ranks below every searched one (equities lie in [-2, 2]); ``searched`` tells them apart."""
+
+
+def searched(values: np.ndarray) -> np.ndarray:
+    """Which of ``SearchPlayer.evaluate``'s values are searched equities, not filtered-out ranks."""
+    return np.asarray(values) > UNSEARCHED / 2
 """Points of [win, win mars, lose, lose mars]."""
 
 
@@ -223,15 +231,15 @@ class SearchPlayer:
         value = np.full(static.size, -np.inf)
         value[keep] = self._equity(found.states[keep], ply)
         # Unsearched candidates keep their 0-ply order, below all searched ones.
-        value[~keep] = -1e6 + static[~keep]
+        value[~keep] = UNSEARCHED + static[~keep]
         return value
 
     def evaluate(self, found: Afterstates, tie_rank: np.ndarray | None = None) -> np.ndarray:
         """This player's value of every afterstate, for ranking them.
 
         Beyond 0-ply only the best ``filter_k`` of each position (by 0-ply) are searched; each
-        other one gets its 0-ply equity minus 1e6, so it ranks below every searched one in its
-        0-ply order. Those values are ranks, not equities: ``equity(states, ply)`` searches every
+        other one gets its 0-ply equity plus ``UNSEARCHED`` (-1e6), so it ranks below every searched
+        one in its 0-ply order (``searched(values)`` tells them apart). Those values are ranks, not equities: ``equity(states, ply)`` searches every
         row, and ``static_equity`` gives the 0-ply equity (``nardy hint`` shows the latter for
         the plays the filter leaves out)."""
         return self._ranked_values(found, self.ply, tie_rank)

@@ -10,7 +10,7 @@ import numpy as np
 
 from agents.common import outcome_one_hot
 from agents.registry import SHIPPED_PLAYER
-from agents.search import SearchPlayer
+from agents.search import SearchPlayer, searched
 from nardy_env import flip, format_npn, legal_afterstates, outcome, to_common_point
 from nardy_env.encoding import raw_positions
 from nardy_env.notation import results_rank
@@ -97,9 +97,9 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
         if live.any():
             outcomes[live] = player.evaluator.outcomes(raw_positions(found.states[live]))
         outcomes[~live] = outcome_one_hot(found.states[~live])
-        searched = values > -1e5
-        equity = np.where(searched, values, static)
-        ply = np.where(searched, player.ply, 0)
+        deep = searched(values)
+        equity = np.where(deep, values, static)
+        ply = np.where(deep, player.ply, 0)
     elif can_rank(player):
         values = _equities(player, found)
         equity = values

@@ -5,12 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, SearchPlayer
+from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, UNSEARCHED, SearchPlayer, searched
 from nardy_env import flip, legal_afterstates
 from nardy_env.encoding import raw_positions
 from tests.nardy_env.test_against_reference import random_game_positions
-
-UNSEARCHED = -1e5  # every unsearched candidate is valued below this, every searched one above
 
 
 class SoftmaxLinear:
@@ -89,13 +87,12 @@ def test_two_ply_searches_only_the_best_k_candidates_by_zero_ply(k):
     for seg in segments(found):
         v, s = values[seg], zero[seg]
         kept = np.sort(top_k(s, k))
-        searched = np.flatnonzero(v > UNSEARCHED)
-        assert searched.tolist() == kept.tolist(), seg
+        assert np.flatnonzero(searched(v)).tolist() == kept.tolist(), seg
         rest = np.setdiff1d(np.arange(v.size), kept)
         assert rest.size == v.size - k
         # Unsearched candidates: below every searched one, in their 0-ply order.
-        assert (v[rest] < UNSEARCHED).all() and (v[rest] < v[kept].min()).all()
-        assert np.allclose(v[rest] + 1e6, s[rest], atol=1e-6)
+        assert (v[rest] < v[kept].min()).all()
+        assert np.allclose(v[rest] - UNSEARCHED, s[rest], atol=1e-6)
         kept_rows.extend((seg.start + kept).tolist())
 
     kept_rows = np.array(kept_rows)
@@ -130,11 +127,11 @@ def test_one_ply_searched_values_equal_the_unfiltered_search(k):
     found = legal_afterstates(states, dice)
     values = SearchPlayer(ev, ply=1, filter_k=k).evaluate(found)
     full = SearchPlayer(ev, ply=1, filter_k=10**6).evaluate(found)
-    assert (full > UNSEARCHED).all()
+    assert searched(full).all()
     zero = static(ev, found.states)
     for seg in segments(found):
         kept = np.sort(top_k(zero[seg], k))
-        assert np.flatnonzero(values[seg] > UNSEARCHED).tolist() == kept.tolist()
+        assert np.flatnonzero(searched(values[seg])).tolist() == kept.tolist()
         assert np.allclose(values[seg][kept], full[seg][kept], atol=1e-12)
 
 
