@@ -10,13 +10,15 @@ from nardy_env import NUM_CHECKERS, outcome
 from nardy_env.encoding import RAW_SIZE, are_counts
 
 __all__ = ["OUTCOMES", "EQUITY_WEIGHTS", "segment_argmax", "segment_max", "MAX_PARAMETERS", "MAX_LAYERS", "network_parameters",
-           "checked_raw", "unsound_row", "outcome_one_hot"]
+           "checked_raw", "unsound_row", "outcome_one_hot", "SWAP"]
 
 OUTCOMES = ("win", "win_mars", "lose", "lose_mars")
 """Names of a network's four outcome probabilities, in output order, from the view of the
 side that has just moved."""
 EQUITY_WEIGHTS = (1.0, 2.0, -1.0, -2.0)
 """Points of each outcome: equity = sum(outcomes * EQUITY_WEIGHTS) (cubeless points)."""
+SWAP = np.array([2, 3, 0, 1])
+"""``outcomes[..., SWAP]``: the same probabilities seen by the other side (its win is my loss)."""
 
 
 def outcome_one_hot(states: np.ndarray) -> np.ndarray:

@@ -30,7 +30,7 @@ from nardy_env.notation import results_rank
 from nardy_env.players import check_batch
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
-from .common import EQUITY_WEIGHTS, segment_argmax, segment_max
+from .common import EQUITY_WEIGHTS, SWAP, outcome_one_hot, segment_argmax, segment_max
 
 __all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "UNSEARCHED", "searched", "rules_to_play"]
 
@@ -156,6 +156,40 @@ class SearchPlayer:
         if ply is not None and not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
         return self._equity(validate_states(states), ply)
+
+    def outcomes(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
+        """n-ply outcome probabilities ``[B, 4]`` (``OUTCOMES`` order: win, win mars, lose, lose
+        mars) of mover's-view afterstates ``[B, 26]`` (default: this player's ply), for the side that
+        has just moved; StateError if a row is not a position. At 0-ply the network's (exact for a
+        finished game); beyond, the average over the opponent's 21 rolls of the probabilities after
+        the reply the search picks for it, each at one ply less. They add up to the n-ply equity:
+        ``outcomes(s, n) @ EQUITY`` is ``equity(s, n)`` up to rounding."""
+        if ply is not None and not is_whole(ply):
+            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
+        return self._outcomes(validate_states(states), self.ply if ply is None else int(ply))
+
+    def _outcomes(self, states: np.ndarray, ply: int) -> np.ndarray:
+        over = outcome(states) != 0
+        out = np.zeros((states.shape[0], 4))
+        out[over] = outcome_one_hot(states[over])
+        live = np.flatnonzero(~over)
+        if ply == 0:
+            for start in range(0, live.size, self.batch):
+                rows = live[start:start + self.batch]
+                self.evaluations += rows.size
+                out[rows] = self.evaluator.outcomes(raw_positions(states[rows]))
+            return out
+        step = max(1, self.batch // DEEP_LEAVES) if ply >= 2 else max(1, live.size)
+        for start in range(0, live.size, step):  # a few states at a time at 2-ply and deeper, as _equity
+            rows = live[start:start + step]
+            n = rows.size
+            replies = legal_afterstates(np.repeat(flip(states[rows]), len(ROLLS), axis=0),
+                                        np.tile(ROLLS, (n, 1)), self.rules, validate=False)
+            # The reply _equity's maximum picks (the earliest of equal ones), its outcomes seen from here.
+            best = replies.offsets[:-1] + segment_argmax(self._ranked_values(replies, ply - 1), replies.offsets)
+            seen = self._outcomes(replies.states[best], ply - 1)[:, SWAP].reshape(n, len(ROLLS), 4)
+            out[rows] = np.einsum("nrk,r->nk", seen, ROLL_WEIGHTS)
+        return out
 
     def equity_on_roll(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
         """Equity of mover's-view positions ``[B, 26]`` for the side to roll, before its roll: the

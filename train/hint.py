@@ -8,11 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from agents.common import outcome_one_hot
 from agents.registry import SHIPPED_PLAYER
 from agents.search import SearchPlayer, searched
-from nardy_env import flip, format_npn, legal_afterstates, outcome, to_common_point
-from nardy_env.encoding import raw_positions
+from nardy_env import flip, format_npn, legal_afterstates, to_common_point
 from nardy_env.notation import results_rank
 from nardy_env.players import Player, PlayerFailed, player_name
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
@@ -77,9 +75,9 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
     Each entry: ``result`` (NPN, other side to move), ``equity`` (cubeless
     points from the mover's view; for bots, the bot's own score), ``moves``
     (common numbers, 0 = off), and for network players ``outcomes``
-    (0-ply probabilities [win, win mars, lose, lose mars]) and ``ply`` (the
-    depth at which the equity was computed; candidates dropped by the move
-    filter show their 0-ply equity).
+    (probabilities [win, win mars, lose, lose mars] at the same depth as the
+    equity: they add up to it) and ``ply`` (that depth; candidates dropped by
+    the move filter show their 0-ply equity and probabilities).
     """
     rules = as_rules(rules)
     d1, d2 = parse_dice(list(dice) if not isinstance(dice, list) else dice)
@@ -92,12 +90,10 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
         # The move filter's ties fall as in play (FORMATS.md's order).
         values = player.evaluate(found, results_rank(found.states, np.array([int(side)]), found.offsets))
         static = values if player.ply == 0 else player.static_equity(found.states)  # 0-ply: the same numbers
-        live = outcome(found.states) == 0
-        outcomes = np.zeros((found.states.shape[0], 4))
-        if live.any():
-            outcomes[live] = player.evaluator.outcomes(raw_positions(found.states[live]))
-        outcomes[~live] = outcome_one_hot(found.states[~live])
         deep = searched(values)
+        outcomes = np.zeros((found.states.shape[0], 4))
+        outcomes[deep] = player.outcomes(found.states[deep])  # at its ply, as the equity
+        outcomes[~deep] = player.outcomes(found.states[~deep], 0)
         equity = np.where(deep, values, static)
         ply = np.where(deep, player.ply, 0)
     elif can_rank(player):

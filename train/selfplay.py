@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.common import outcome_one_hot, segment_argmax, unsound_row
+from agents.common import SWAP, outcome_one_hot, segment_argmax, unsound_row
 from agents.network import TDNetwork
 from agents.search import EQUITY
 from nardy_env import Rules, flip, initial_states, legal_afterstates
@@ -36,8 +36,6 @@ from nardy_env.rules import RulesLike
 
 __all__ = ["SWAP", "lambda_returns", "outcome_one_hot", "SelfPlayWorker"]
 
-SWAP = np.array([2, 3, 0, 1])
-"""Outcome order seen by the other side."""
 _CALIBRATION_BINS = 10
 
 

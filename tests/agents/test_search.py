@@ -81,6 +81,47 @@ def test_two_ply_without_filtering_equals_the_explicit_recursion():
     assert np.allclose(got, want)
 
 
+def explicit_outcomes(ev, state, ply):
+    """Plain recursion: the roll-average of the opponent's best reply's outcomes (at ply - 1), seen from here."""
+    if state[24] == 15:
+        return np.array([0.0, 1.0, 0.0, 0.0]) if state[25] == 0 else np.array([1.0, 0.0, 0.0, 0.0])
+    if ply == 0:
+        return ev.outcomes(raw_positions(state[None]))[0]
+    total = np.zeros(4)
+    for roll, weight in zip(ROLLS, ROLL_WEIGHTS, strict=True):
+        replies = legal_afterstates(flip(state)[None], roll[None]).states
+        best = replies[int(np.argmax([explicit_value(ev, r, ply - 1) for r in replies]))]
+        total += weight * explicit_outcomes(ev, best, ply - 1)[[2, 3, 0, 1]]
+    return total
+
+
+@pytest.mark.parametrize("ply", [0, 1, 2])
+def test_searched_outcomes_are_the_roll_average_after_the_chosen_reply_and_add_up_to_the_equity(ply):
+    ev = LinearEvaluator(3)
+    position = npn({3: 1, 2: 1}, {16: 1, 14: 1}, off=(13, 13))  # small enough for the plain recursion at 2-ply
+    found = afterstates(position, [2, 1])
+    player = SearchPlayer(ev, ply=ply, filter_k=1000)
+    got = player.outcomes(found.states)
+    want = [explicit_outcomes(ev, s, ply) for s in found.states]
+    assert np.allclose(got, want, atol=1e-12)
+    assert np.allclose(got.sum(axis=1), 1.0) and (got >= 0).all()
+    assert np.allclose(got @ EQUITY, player.equity(found.states), atol=1e-6)
+    if ply:  # the search changes them: a test that compared 0-ply numbers with themselves would pass anyway
+        assert not np.allclose(got, player.outcomes(found.states, 0), atol=1e-3)
+
+
+def test_searched_outcomes_follow_the_move_filter_and_finished_games():
+    ev = LinearEvaluator(4)
+    found = afterstates(RACE, [3, 1])
+    player = SearchPlayer(ev, ply=2)  # the filter keeps 5 replies at every level
+    assert np.allclose(player.outcomes(found.states) @ EQUITY, player.equity(found.states), atol=1e-6)
+    mars = afterstates(npn({1: 1}, {13: 15}, off=(14, 0)), [6, 5]).states
+    oin = afterstates(npn({1: 1}, {13: 14}, off=(14, 1)), [6, 5]).states
+    assert player.outcomes(np.concatenate([mars, oin])).tolist() == [[0, 1, 0, 0], [1, 0, 0, 0]]
+    with pytest.raises(ValueError, match="ply must be a whole number"):
+        player.outcomes(found.states, ply=1.5)
+
+
 def test_terminal_afterstates_get_exact_points():
     ev = LinearEvaluator()
     found = afterstates(npn({1: 1}, {13: 15}, off=(14, 0)), [6, 5])

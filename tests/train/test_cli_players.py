@@ -123,6 +123,20 @@ def test_hint_jsonl_ranks_every_result():
     assert equities == sorted(equities, reverse=True)
 
 
+def test_hint_outcomes_are_searched_to_the_ply_of_the_equity_and_add_up_to_it():
+    # The race of docs/agents.md: the plays that leave nothing off lose a mars to any double from
+    # 2-2 up (5/36), which the network alone puts far lower; searched to 2-ply, outcomes are the exact chance.
+    race = "0,0,0,4,5,5,0,1,0,0,0,0,-1,-1,-1,0,0,0,0,0,0,0,0,0:0,12:w"
+    line = json.dumps({"position": race, "dice": [6, 2]})
+    out = run("hint", "--jsonl", "--ply", "2", stdin=line + "\n")
+    assert out.returncode == 0, out.stderr
+    ranked = json.loads(out.stdout)["ranked"]
+    assert [r["ply"] for r in ranked] == [2] * 4
+    for r in ranked:
+        assert abs(np.dot(r["outcomes"], [1, 2, -1, -2]) - r["equity"]) < 1e-5, r
+    assert [round(r["outcomes"][3], 3) for r in ranked[1:]] == [0.139] * 3
+
+
 def test_hint_values_a_game_winning_play_at_its_exact_points_for_the_mover():
     from nardy_env.players import load_player
     from tests.helpers import npn
