@@ -268,12 +268,14 @@ class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndar
         b = self.batch
         if mask is None:
             super().reset(seed=seeds[0])
-        if seed is not None or not self._started:
-            for i in rows:
+        # A sub-env seeded None carries on with its dice, as a single env's reset(seed=None) (and so
+        # SyncVectorEnv's) does; the first reset gives every one a generator.
+        for i in rows:
+            if seeds[i] is not None or not self._started:
                 b.set_generator(int(i), seeding.np_random(seeds[i])[0])
-            if mask is None:
-                first = seeds[0]
-                b.opponent_rng = np.random.default_rng(None if first is None else [first, 1])
+        if mask is None and (seeds[0] is not None or not self._started):
+            first = seeds[0]
+            b.opponent_rng = np.random.default_rng(None if first is None else [first, 1])
         self._started = True
         self._autoreset[rows] = False
         self._steps[rows] = 0

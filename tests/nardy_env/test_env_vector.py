@@ -141,6 +141,31 @@ def test_partial_reset_with_reset_mask_matches_gymnasiums_sync_vector_env(action
         assert (r1 == r2).all() and (t1 == t2).all()
 
 
+@pytest.mark.parametrize("partial", [False, True])
+def test_a_none_in_a_seed_list_carries_that_sub_envs_dice_on_as_sync_does(partial):
+    """A single env's reset(seed=None) carries on with its generator; a None in the native env's
+    seed list drew fresh entropy instead, and the two modes no longer matched."""
+    native = make_vec(3)
+    sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
+    rng = np.random.default_rng(9)
+    o1, i1 = native.reset(seed=11)
+    o2, i2 = sync.reset(seed=11)
+    for step in range(60):
+        if step in (15, 40):
+            options = {"reset_mask": np.array([True, True, False])} if partial else None
+            o1, i1 = native.reset(seed=[None, 60 + step, None], options=options)
+            o2, i2 = sync.reset(seed=[None, 60 + step, None], options=options)
+            if partial:
+                for key in ("action_mask", "dice"):  # sync reports the reset sub-envs only
+                    i2[key][2] = i1[key][2]
+        assert (o1 == o2).all() and (i1["dice"] == i2["dice"]).all()
+        assert (i1["action_mask"] == i2["action_mask"]).all()
+        a = sample(i1["action_mask"], rng)
+        o1, r1, t1, _, i1 = native.step(a)
+        o2, r2, t2, _, i2 = sync.step(a)
+        assert (r1 == r2).all() and (t1 == t2).all()
+
+
 def test_bad_seeds_reset_mask_and_max_episode_steps_are_refused_before_anything_changes():
     env = make_vec(3)
     obs, _ = env.reset(seed=1)
