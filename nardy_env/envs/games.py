@@ -111,12 +111,21 @@ def as_action(action: Any) -> int:
     return a
 
 
-def as_seed(seed: Any) -> Any:
-    """A reset's seed as Gymnasium's seeding takes it: a numpy integer as an int; a bool, which
-    it would read as 0 or 1, refused (its other checks are its own)."""
-    if isinstance(seed, bool):
+def as_seed(seed: Any) -> int | None:
+    """A single env's reset seed as Gymnasium's seeding takes it (None or an int from 0), checked as
+    the vector env checks its seeds: a numpy integer or 0-d array as an int; a bool, which would
+    read as 0 or 1, or any other type refused with TypeError, a negative one with ValueError."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.ndarray) and seed.ndim == 0:
+        seed = seed.item()
+    if isinstance(seed, bool | np.bool_):
         raise TypeError(f"seed must be None or an int, got the bool {seed}")
-    return int(seed) if isinstance(seed, np.integer) else seed
+    if not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be None or an int, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed must be at least 0, got {seed}")
+    return int(seed)
 
 
 def as_actions(actions: Any, num_envs: int) -> np.ndarray:

@@ -138,10 +138,12 @@ def start_presets(options: dict[str, Any] | None, n: int,
     ``dice``: optional, one pair for every game or a list of ``n`` pairs.
     Unknown keys are rejected by name rather than ignored.
     """
+    if options is None:
+        return None
+    if not isinstance(options, dict):  # an empty list or string too: it is no dict of options either
+        raise TypeError(f"options must be a dict, got {type(options).__name__}")
     if not options:
         return None
-    if not isinstance(options, dict):
-        raise TypeError(f"options must be a dict, got {type(options).__name__}")
     unknown = sorted(set(options) - set(_RESET_OPTIONS))
     if unknown:
         raise ValueError(f"unknown reset option(s) {unknown}; known options are {list(_RESET_OPTIONS + also_known)}")

@@ -273,6 +273,24 @@ def test_illegal_action_raises_and_changes_nothing(action_mode):
         env.reset(seed=True)
 
 
+def test_single_env_seeds_and_options_are_checked_as_the_vector_envs_are():
+    env = LongNardyEnv()
+    obs, info = env.reset(seed=4)
+    dice = info["dice"].copy()
+    assert (env.reset(seed=np.array(4))[1]["dice"] == dice).all()  # a 0-d array is an int, as in the vector env
+    for seed, kind, says in [(1.5, TypeError, "seed must be None or an int, got float 1.5"),
+                             ("3", TypeError, "got str '3'"), (np.float64(1), TypeError, "got float64"),
+                             (np.bool_(True), TypeError, "got the bool True"), (-1, ValueError, "at least 0")]:
+        with pytest.raises(kind, match=says):
+            env.reset(seed=seed)
+    for options in ([], "", ()):  # empty, but no dict of options either: refused, not read as none
+        with pytest.raises(TypeError, match="options must be a dict"):
+            env.reset(options=options)
+    with pytest.raises(TypeError, match="options must be a dict"):
+        gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point").reset(options=[])
+    assert (env.reset(seed=4, options={})[1]["dice"] == dice).all()
+
+
 def test_blocked_turn_passes_with_the_single_afterstate_in_turn_mode():
     env = LongNardyEnv()
     state, _ = parse_npn(BLOCKED)
