@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from nardy_env import Color, flip, format_npn, initial_states, parse_npn
+from nardy_env import Color, Rules, flip, format_npn, initial_states, parse_npn
 from nardy_env.players import RandomPlayer
 from nardy_env.render import board_text
 from tests.helpers import npn as npn_of
@@ -517,3 +517,26 @@ def test_long_messages_are_wrapped_to_a_narrow_terminal(monkeypatch):
                  out=out)
     shown = [word for line in out.getvalue().splitlines() for word in line.split() if word.count(",") > 20]
     assert shown and parse_npn(shown[0])
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules(block_rule="home"), Rules(head_exception=())],
+                         ids=["sports-code", "block-home", "no-head-exception"])
+def test_every_legal_play_typed_as_listed_or_reversed_is_accepted_as_its_own_result(rules):
+    """The game checks a typed play with its own reasons (why_not_legal) before it looks the result
+    up among the core's: a reason given wrongly would refuse a legal play, so every play the core
+    lists, on every turn of random games, must come through, in its order and reversed."""
+    from tests.nardy_env.test_against_reference import random_game_positions
+    from train.play import _apply_common, _playable_order, parse_play, why_not_legal
+
+    checked = 0
+    for state, side, dice in random_game_positions(4, seed=11)[::3]:
+        npn = format_npn(state, side)
+        for play in legal_plays(npn, list(dice), rules):
+            for moves in (play["moves"], play["moves"][::-1]):
+                if not moves:
+                    continue
+                typed_moves = _playable_order(npn, list(dice), parse_play(typed(moves)))
+                assert why_not_legal(npn, list(dice), typed_moves) is None, (npn, dice, moves)
+                assert _apply_common(npn, typed_moves) == play["result"], (npn, dice, moves)
+                checked += 1
+    assert checked > 1000
