@@ -54,8 +54,8 @@ def raw_positions(states: npt.ArrayLike) -> np.ndarray:
     # The opponent's personal point y is my index (y - 1 + 12) % 24.
     theirs = np.maximum(-board, 0)
     raw[..., NUM_POINTS:2 * NUM_POINTS] = np.roll(theirs, -HALF, axis=-1)
-    raw[..., 48] = states[..., OFF_MOVER]
-    raw[..., 49] = states[..., OFF_OPPONENT]
+    raw[..., _OFF_RAW] = states[..., OFF_MOVER]
+    raw[..., _OFF_RAW + 1] = states[..., OFF_OPPONENT]
     return raw
 
 

@@ -43,6 +43,7 @@ from nardy_env import (
     outcome,
     parse_npn,
     to_common_point,
+    turn_head_limit,
 )
 from nardy_env._runtime import printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
@@ -261,8 +262,7 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
     # The head rule first: a play breaking it may also seem to use too many dice, because the
     # checker it may not move is what would have used them (6-6 on a first turn without the exception).
     head = sum(a == 24 for a, _ in personal)
-    first_turn = int(state[23]) == NUM_CHECKERS
-    allowed = 2 if first_turn and dice[0] == dice[1] and dice[0] in rules.head_exception else 1
+    allowed = int(turn_head_limit(state, [dice], rules)[0])
     if head > allowed:
         doubles = ", ".join(f"{d}-{d}" for d in rules.head_exception)
         return (f"it takes {head} checkers from the head ({to_common_point(24, side)}); one may leave it a turn"
