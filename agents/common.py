@@ -22,11 +22,14 @@ SWAP = np.array([2, 3, 0, 1])
 
 
 def outcome_one_hot(states: np.ndarray) -> np.ndarray:
-    """Exact outcome of finished afterstates as one-hot rows in ``OUTCOMES`` order, from the view of
-    their mover (the winner): a mars when the loser has borne off none (``nardy_env.outcome``)."""
+    """Exact outcome of finished positions as one-hot rows in ``OUTCOMES`` order, from the view of
+    the row (an afterstate's: its mover, the winner): a mars when the loser has borne off none
+    (``nardy_env.outcome``); ValueError for a game not over."""
+    points = outcome(states)
+    if (points == 0).any():
+        raise ValueError(f"row {int(np.flatnonzero(points == 0)[0])} is a game not over: it has no outcome yet")
     out = np.zeros((states.shape[0], 4), dtype=np.float32)
-    mars = outcome(states) == 2
-    out[np.arange(states.shape[0]), np.where(mars, 1, 0)] = 1.0
+    out[np.arange(states.shape[0]), np.select([points == 1, points == 2, points == -1], [0, 1, 2], 3)] = 1.0
     return out
 
 

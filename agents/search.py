@@ -35,6 +35,7 @@ from .common import EQUITY_WEIGHTS, SWAP, outcome_one_hot, segment_argmax, segme
 __all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "UNSEARCHED", "searched", "rules_to_play"]
 
 EQUITY = np.array(EQUITY_WEIGHTS)
+"""Points of [win, win mars, lose, lose mars]."""
 UNSEARCHED = -1e6
 """What ``SearchPlayer.evaluate`` adds to the 0-ply equity of a candidate the move filter left
 out, so that it ranks below every searched one (equities lie in [-2, 2]); ``searched`` tells them apart."""
@@ -43,7 +44,6 @@ out, so that it ranks below every searched one (equities lie in [-2, 2]); ``sear
 def searched(values: np.ndarray) -> np.ndarray:
     """Which of ``SearchPlayer.evaluate``'s values are searched equities, not filtered-out ranks."""
     return np.asarray(values) > UNSEARCHED / 2
-"""Points of [win, win mars, lose, lose mars]."""
 
 
 class Evaluator(Protocol):
@@ -51,7 +51,9 @@ class Evaluator(Protocol):
 
     An evaluator may also have ``equity(raw) -> float32 [N]`` (the torch network
     and exported policies do); 0-ply values then come from it, exactly as a
-    frontend reads the exported graph's ``equity`` output.
+    frontend reads the exported graph's ``equity`` output. And ``run(raw) ->
+    (outcomes, equity)``, both from one pass (both have it): a search that wants the
+    probabilities too (``SearchPlayer.outcomes``, ``nardy hint``) then calls it once.
     """
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
@@ -78,6 +80,13 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(is over, exact equity for the mover) of mover's-view afterstates."""
     points = outcome(states)  # an afterstate is never lost by its mover
     return points != 0, points.astype(np.float64)
+
+
+def _finished_outcomes(states: np.ndarray, over: np.ndarray) -> np.ndarray:
+    """``[B, 4]`` probabilities with the finished rows' exact outcome filled in (the rest 0)."""
+    probs = np.zeros((states.shape[0], 4))
+    probs[over] = outcome_one_hot(states[over])
+    return probs
 
 
 def _row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -166,30 +175,9 @@ class SearchPlayer:
         ``outcomes(s, n) @ EQUITY`` is ``equity(s, n)`` up to rounding."""
         if ply is not None and not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
-        return self._outcomes(validate_states(states), self.ply if ply is None else int(ply))
-
-    def _outcomes(self, states: np.ndarray, ply: int) -> np.ndarray:
-        over = outcome(states) != 0
-        out = np.zeros((states.shape[0], 4))
-        out[over] = outcome_one_hot(states[over])
-        live = np.flatnonzero(~over)
-        if ply == 0:
-            for start in range(0, live.size, self.batch):
-                rows = live[start:start + self.batch]
-                self.evaluations += rows.size
-                out[rows] = self.evaluator.outcomes(raw_positions(states[rows]))
-            return out
-        step = max(1, self.batch // DEEP_LEAVES) if ply >= 2 else max(1, live.size)
-        for start in range(0, live.size, step):  # a few states at a time at 2-ply and deeper, as _equity
-            rows = live[start:start + step]
-            n = rows.size
-            replies = legal_afterstates(np.repeat(flip(states[rows]), len(ROLLS), axis=0),
-                                        np.tile(ROLLS, (n, 1)), self.rules, validate=False)
-            # The reply _equity's maximum picks (the earliest of equal ones), its outcomes seen from here.
-            best = replies.offsets[:-1] + segment_argmax(self._ranked_values(replies, ply - 1), replies.offsets)
-            seen = self._outcomes(replies.states[best], ply - 1)[:, SWAP].reshape(n, len(ROLLS), 4)
-            out[rows] = np.einsum("nrk,r->nk", seen, ROLL_WEIGHTS)
-        return out
+        probs = self._search(validate_states(states), self.ply if ply is None else int(ply), True)[1]
+        assert probs is not None
+        return probs
 
     def equity_on_roll(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
         """Equity of mover's-view positions ``[B, 26]`` for the side to roll, before its roll: the
@@ -198,8 +186,19 @@ class SearchPlayer:
         return -self.equity(flip(validate_states(states)), ply)
 
     def _static(self, states: np.ndarray) -> np.ndarray:
+        return self._leaves(states, False)[0]
+
+    def _equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
+        return self._search(states, self.ply if ply is None else ply, False)[0]
+
+    def _ranked_values(self, found: Afterstates, ply: int, tie_rank: np.ndarray | None = None) -> np.ndarray:
+        return self._ranked(found, ply, False, tie_rank)[0]
+
+    def _leaves(self, states: np.ndarray, want: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """0-ply (equities, and with ``want`` the outcome probabilities) of afterstates."""
         over, exact = _terminal_equity(states)
         value = exact.copy()
+        probs = _finished_outcomes(states, over) if want else None
         live = np.flatnonzero(~over)
         for start in range(0, live.size, self.batch):
             rows = live[start:start + self.batch]
@@ -207,24 +206,30 @@ class SearchPlayer:
             self.evaluations += rows.size
             # The equity as the exported graph computes it, in float32, so that exact
             # ties (saturated outputs) fall as they do for a frontend (FORMATS.md).
-            if hasattr(self.evaluator, "equity"):
-                equity = np.asarray(self.evaluator.equity(raw), dtype=np.float32)
+            run = getattr(self.evaluator, "run", None) if want else None
+            if callable(run):  # both outputs of one pass (exported policies, the torch network)
+                found_probs, equity = run(raw)
             else:
-                equity = _row_sums(np.asarray(self.evaluator.outcomes(raw), dtype=np.float32),
-                                   EQUITY.astype(np.float32))
-            value[rows] = equity
-        return value
+                found_probs = self.evaluator.outcomes(raw) if want or not hasattr(self.evaluator, "equity") else None
+                if hasattr(self.evaluator, "equity"):
+                    equity = self.evaluator.equity(raw)
+                else:
+                    equity = _row_sums(np.asarray(found_probs, dtype=np.float32), EQUITY.astype(np.float32))
+            value[rows] = np.asarray(equity, dtype=np.float32)
+            if probs is not None:
+                probs[rows] = found_probs
+        return value, probs
 
-    def _equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
-        if ply is None:
-            ply = self.ply
+    def _search(self, states: np.ndarray, ply: int, want: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """n-ply (equities, and with ``want`` the outcome probabilities) of afterstates."""
         if ply == 0:
-            return self._static(states)
+            return self._leaves(states, want)
         over, exact = _terminal_equity(states)
         value = exact.copy()
+        probs = _finished_outcomes(states, over) if want else None
         live = np.flatnonzero(~over)
         if live.size == 0:
-            return value
+            return value, probs
         step = max(1, self.batch // DEEP_LEAVES)
         if ply >= 2 and live.size > step:
             # All states' replies to replies at once would hold tens of millions of positions
@@ -232,29 +237,38 @@ class SearchPlayer:
             # states at a time instead, each about DEEP_LEAVES / 20 leaves' worth of a batch.
             for start in range(0, live.size, step):
                 rows = live[start:start + step]
-                value[rows] = self._equity(states[rows], ply)
-            return value
+                value[rows], part = self._search(states[rows], ply, want)
+                if probs is not None:
+                    probs[rows] = part
+            return value, probs
         opponent = flip(states[live])
         n = opponent.shape[0]
         positions = np.repeat(opponent, len(ROLLS), axis=0)
         dice = np.tile(ROLLS, (n, 1))
         replies = legal_afterstates(positions, dice, self.rules, validate=False)
-        reply_value = self._ranked_values(replies, ply - 1)
+        reply_value, reply_probs = self._ranked(replies, ply - 1, want)
         best = segment_max(reply_value, replies.offsets).reshape(n, len(ROLLS))
         value[live] = -_row_sums(best, ROLL_WEIGHTS)
-        return value
+        if probs is not None and reply_probs is not None:
+            # The reply the maximum picks (the earliest of equal ones), its probabilities seen from here.
+            pick = replies.offsets[:-1] + segment_argmax(reply_value, replies.offsets)
+            seen = reply_probs[pick][:, SWAP].reshape(n, len(ROLLS), 4)
+            probs[live] = np.einsum("nrk,r->nk", seen, ROLL_WEIGHTS)
+        return value, probs
 
-    def _ranked_values(self, found: Afterstates, ply: int, tie_rank: np.ndarray | None = None) -> np.ndarray:
-        """Values of every afterstate in ``found`` for choosing among them at ``ply``.
+    def _ranked(self, found: Afterstates, ply: int, want: bool,
+                tie_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Values of every afterstate in ``found`` for choosing among them at ``ply`` (and with
+        ``want`` their probabilities: at ``ply`` where searched, at 0-ply where not).
 
         Beyond 0-ply only the best ``filter_k`` per position (by 0-ply) are
         searched; the others get a value below every searched one. Exact 0-ply
         ties at the filter's edge go to the smaller ``tie_rank`` (default: the
         core's order).
         """
-        static = self._static(found.states)
+        static, probs = self._leaves(found.states, want)
         if ply == 0:
-            return static
+            return static, probs
         counts = found.counts()
         seg = np.repeat(np.arange(counts.size), counts)
         # Rank within each position by 0-ply equity, best first, ties by tie_rank.
@@ -263,10 +277,12 @@ class SearchPlayer:
         rank[order] = np.arange(static.size) - np.repeat(found.offsets[:-1], counts)
         keep = rank < self.filter_k
         value = np.full(static.size, -np.inf)
-        value[keep] = self._equity(found.states[keep], ply)
+        value[keep], kept_probs = self._search(found.states[keep], ply, want)
+        if probs is not None:
+            probs[keep] = kept_probs
         # Unsearched candidates keep their 0-ply order, below all searched ones.
         value[~keep] = UNSEARCHED + static[~keep]
-        return value
+        return value, probs
 
     def evaluate(self, found: Afterstates, tie_rank: np.ndarray | None = None) -> np.ndarray:
         """This player's value of every afterstate, for ranking them.
@@ -277,6 +293,15 @@ class SearchPlayer:
         row, and ``static_equity`` gives the 0-ply equity (``nardy hint`` shows the latter for
         the plays the filter leaves out)."""
         return self._ranked_values(found, self.ply, tie_rank)
+
+    def evaluate_with_outcomes(self, found: Afterstates,
+                               tie_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``evaluate``'s values (the same numbers) and, from the same search, the outcome
+        probabilities ``[N, 4]`` behind each: at this player's ply where searched (they add up to the
+        value), at 0-ply for the candidates the move filter left out. ``nardy hint`` shows both."""
+        values, probs = self._ranked(found, self.ply, True, tie_rank)
+        assert probs is not None
+        return values, probs
 
     def choose(self, states: np.ndarray, found: Afterstates, rng: np.random.Generator,
                colors: np.ndarray | None = None) -> np.ndarray:

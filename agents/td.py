@@ -64,30 +64,37 @@ class TorchEvaluator:
         device = next(self.network.parameters()).device
         return (x, f) if device.type == "cpu" else (x.to(device), f.to(device))  # a network on a GPU scores there
 
-    def _run(self, raw: np.ndarray, equity: bool) -> np.ndarray:
+    def _run(self, raw: np.ndarray, equity: bool, outcomes: bool = True) -> list[np.ndarray]:
+        """[outcomes] if ``outcomes``, then [equity] if ``equity``, from one forward pass."""
         with torch.inference_mode():
             out = self.network(*self._input(raw))
-            values = (self.network.equity(out) if equity else out).float().cpu().numpy()
+            found = ([out.float().cpu().numpy()] if outcomes else []) + \
+                ([self.network.equity(out).float().cpu().numpy()] if equity else [])
             # A softmax is probabilities, and its equity a number, unless the arithmetic overflowed
             # (NaN, which either shows): all this hot path (search, at every level) checks.
-            finite = np.isfinite(values) if equity else np.isfinite(values).all(axis=1)
+            finite = np.isfinite(found[0]) if found[0].ndim == 1 else np.isfinite(found[0]).all(axis=1)
             if not finite.all():
                 row = int(np.flatnonzero(~finite)[0])
                 raise NetworkError(f"the network's outputs for row {row} are not outcome probabilities (outcomes "
                                    f"{out[row].float().cpu().tolist()}): its weights (hidden "
                                    f"{list(self.network.hidden)}) overflow float32 arithmetic or are damaged")
-        return values
+        return found
+
+    def run(self, raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``outcomes``, ``equity``) of one forward pass, as an exported policy's ``run`` gives both."""
+        probs, equity = self._run(raw, equity=True)
+        return probs, equity
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N, 4]`` outcome probabilities [win, win mars, lose, lose mars] of raw positions
         ``[N, 50]`` (FORMATS.md), checked as the exported policy checks them; ``NetworkError`` when
         the network's outputs are not probabilities (NaN: its arithmetic overflowed)."""
-        return self._run(raw, equity=False)
+        return self._run(raw, equity=False)[0]
 
     def equity(self, raw: np.ndarray) -> np.ndarray:
         """float32 ``[N]`` equities, by the formula of the exported graph (``TDNetwork.equity``);
         ``NetworkError`` as ``outcomes``."""
-        return self._run(raw, equity=True)
+        return self._run(raw, equity=True, outcomes=False)[0]
 
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | None = DEFAULT_RULES,

@@ -88,12 +88,10 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
     ply: np.ndarray | None = None
     if isinstance(player, SearchPlayer):
         # The move filter's ties fall as in play (FORMATS.md's order).
-        values = player.evaluate(found, results_rank(found.states, np.array([int(side)]), found.offsets))
+        values, outcomes = player.evaluate_with_outcomes(
+            found, results_rank(found.states, np.array([int(side)]), found.offsets))
         static = values if player.ply == 0 else player.static_equity(found.states)  # 0-ply: the same numbers
         deep = searched(values)
-        outcomes = np.zeros((found.states.shape[0], 4))
-        outcomes[deep] = player.outcomes(found.states[deep])  # at its ply, as the equity
-        outcomes[~deep] = player.outcomes(found.states[~deep], 0)
         equity = np.where(deep, values, static)
         ply = np.where(deep, player.ply, 0)
     elif can_rank(player):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, SearchPlayer
+from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, SearchPlayer, searched
 from nardy_env import flip, legal_afterstates, parse_npn
 from nardy_env.encoding import raw_positions
 from tests.helpers import npn
@@ -118,6 +118,9 @@ def test_searched_outcomes_follow_the_move_filter_and_finished_games():
     mars = afterstates(npn({1: 1}, {13: 15}, off=(14, 0)), [6, 5]).states
     oin = afterstates(npn({1: 1}, {13: 14}, off=(14, 1)), [6, 5]).states
     assert player.outcomes(np.concatenate([mars, oin])).tolist() == [[0, 1, 0, 0], [1, 0, 0, 0]]
+    lost = flip(np.concatenate([mars, oin]))  # no afterstate, but a position: the probabilities match the equity
+    assert player.outcomes(lost).tolist() == [[0, 0, 0, 1], [0, 0, 1, 0]]
+    assert player.equity(lost).tolist() == [-2.0, -1.0]
     with pytest.raises(ValueError, match="ply must be a whole number"):
         player.outcomes(found.states, ply=1.5)
 
@@ -136,10 +139,10 @@ def test_move_filter_searches_only_the_best_candidates():
     assert found.counts()[0] > 2
     player = SearchPlayer(ev, ply=1, filter_k=2)
     values = player.evaluate(found)
-    searched = values > -1e5
-    assert searched.sum() == 2
+    deep = searched(values)
+    assert deep.sum() == 2
     best_static = np.argsort(-static(ev, found.states), kind="stable")[:2]
-    assert set(np.flatnonzero(searched)) == set(best_static.tolist())
+    assert set(np.flatnonzero(deep)) == set(best_static.tolist())
 
 
 def test_search_player_plays_its_best_value():
@@ -324,3 +327,12 @@ def test_an_exact_one_ply_tie_stays_one_whatever_the_batch_holds():
         dice = np.concatenate([np.tile([[4, 4]], (before, 1)), [[1, 5]]])
         picks = player.choose(states, legal_afterstates(states, dice), rng)
         assert picks[-1] == 0, before  # the core's order puts the earliest sorted result first here
+
+
+def test_outcome_one_hot_reads_every_result_and_refuses_a_game_not_over():
+    from agents.common import outcome_one_hot
+
+    won = afterstates(npn({1: 1}, {13: 15}, off=(14, 0)), [6, 5]).states
+    assert outcome_one_hot(np.concatenate([won, flip(won)])).tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
+    with pytest.raises(ValueError, match="row 0 is a game not over"):
+        outcome_one_hot(afterstates(RACE, [2, 1]).states)

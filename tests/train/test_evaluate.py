@@ -735,8 +735,9 @@ def test_a_bug_in_nardys_search_keeps_its_traceback_but_a_helper_of_your_player_
         evaluate(f"{tmp_path / 'player.py'}:P", "race", games=2, workers=1)
 
 
-def test_hint_at_0_ply_scores_each_play_once_and_asks_for_outcomes_once():
+def test_hint_searches_once_for_the_equities_and_the_outcomes_beside_them():
     from agents.search import SearchPlayer
+    from nardy_env import legal_afterstates, parse_npn
     from tests.agents.test_search import RACE, LinearEvaluator
     from train.hint import rank_plays
 
@@ -748,9 +749,22 @@ def test_hint_at_0_ply_scores_each_play_once_and_asks_for_outcomes_once():
             return super().outcomes(raw)
 
     ranked = rank_plays(SearchPlayer(Counted()), RACE, [2, 1])
-    assert Counted.calls == 2 and len(ranked) > 2  # equities once, outcomes for the table once
+    assert Counted.calls == 1 and len(ranked) > 2  # at 0-ply the equities come from the outcomes: one call
     assert all(r["ply"] == 0 for r in ranked)
     assert ranked[0]["equity"] >= ranked[1]["equity"]
+    # Searched outcomes ride along with the search: hint evaluates what play's search does, plus one
+    # 0-ply pass over the plays (their 0-ply equity), not a second search.
+    state, _ = parse_npn(RACE)
+    found = legal_afterstates(state[None], np.array([[2, 1]]))
+    player = SearchPlayer(Counted(), ply=2, filter_k=2)
+    player.evaluate(found)
+    searching = player.evaluations
+    player.evaluations = 0
+    ranked = rank_plays(player, RACE, [2, 1])
+    assert player.evaluations == searching + found.states.shape[0]
+    for r in ranked:
+        if r["ply"] == 2:
+            assert abs(np.dot(r["outcomes"], [1, 2, -1, -2]) - r["equity"]) < 1e-5
 
 
 def test_a_ladder_reports_each_match_as_it_ends_and_warns_of_one_player_entered_twice(monkeypatch):
