@@ -128,7 +128,8 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | Non
     payload.update(extra)
     data = io.BytesIO()
     try:  # what load_checkpoint would refuse is not written (over a good checkpoint, at that)
-        torch.save(payload, data)  # a lambda or a generator cannot be pickled at all
+        # Protocol 2, torch's default today, named: the checks of load_checkpoint read its opcodes.
+        torch.save(payload, data, pickle_protocol=PICKLE_PROTOCOL)  # a lambda or a generator cannot be pickled at all
         torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
     except (pickle.PicklingError, pickle.UnpicklingError, TypeError, AttributeError):
         refused = {key: _refused_type(value) for key, value in extra.items()}
@@ -191,6 +192,9 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     payload["path"] = str(path)
     return network, payload
 
+
+PICKLE_PROTOCOL = 2
+"""The pickle protocol checkpoints are written with (torch's default); loading reads 2 to 5."""
 
 MAX_PLAIN_NODES = 5_000_000
 """The most values a checkpoint's plain data (config, history, training state) may unfold into,
@@ -256,6 +260,12 @@ def _pickle_unfolds_within(pickled: bytes, limit: int) -> bool:
             elif name in ("REDUCE", "NEWOBJ"):
                 args, func = stack.pop(), stack.pop()
                 stack.append(Node([func, args]))
+            elif name == "NEWOBJ_EX":  # protocol 4 and later
+                kwargs, args, cls = stack.pop(), stack.pop(), stack.pop()
+                stack.append(Node([cls, args, kwargs]))
+            elif name == "STACK_GLOBAL":  # protocol 4's GLOBAL: module and name from the stack
+                del stack[-2:]
+                stack.append(Node())
             elif name == "BUILD":
                 state = stack.pop()
                 stack[-1].kids.append(state)
@@ -265,10 +275,10 @@ def _pickle_unfolds_within(pickled: bytes, limit: int) -> bool:
                 stack.pop()
             elif name == "DUP":
                 stack.append(stack[-1])
-            elif not op.stack_before and len(op.stack_after) == 1:  # a constant: int, float, str, bytes...
-                stack.append(Node())
+            elif not op.stack_before and len(op.stack_after) == 1:  # a constant (int, float, str,
+                stack.append(Node())  # bytes...) or a GLOBAL, which names its class in its argument
             else:
-                return False  # GLOBAL and the like are handled above; nothing else is in nardy's files
+                return False  # nothing else is in nardy's files
     except (ValueError, IndexError, KeyError, AttributeError):  # not a pickle this reading follows
         return False
     # Unfolded sizes, each node's computed once (so this walk is small), capped past the limit.
@@ -427,7 +437,7 @@ def _refused_type(value: Any) -> str | None:
     """The type that loading ``value`` with ``weights_only`` refuses (as torch names it), or None."""
     data = io.BytesIO()
     try:
-        torch.save(value, data)
+        torch.save(value, data, pickle_protocol=PICKLE_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         return f"{_unpicklable(value)}, which cannot be pickled"
     try:

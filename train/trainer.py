@@ -178,10 +178,17 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
         # for the machine's network address, but not the rest of 127.0.0.0/8.
         # address="local": a new Ray of our own, even where `ray start` has left a cluster (or its
         # stale address file) that a bare ray.init() would join.
+        settings = dict(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
+                        object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING, log_to_driver=True)
         try:
-            ray.init(address="local", num_cpus=num_cpus or available_cpus(), include_dashboard=False,
-                     object_store_memory=200 * 1024 * 1024, logging_level=logging.WARNING,
-                     log_to_driver=True, _node_ip_address=local_node_ip())
+            try:
+                ray.init(**settings, _node_ip_address=local_node_ip())
+            except (TypeError, RuntimeError) as exc:
+                # _node_ip_address is Ray's private argument: a Ray that drops it refuses it by
+                # name ("Unknown keyword argument(s)"); start that one on its own choice of address.
+                if "_node_ip_address" not in str(exc):
+                    raise
+                ray.init(**settings)
         except (OSError, RuntimeError, ValueError) as exc:
             raise TrainError(f"cannot start a local Ray: {str(exc).strip()}") from None
     return ray.cluster_resources()

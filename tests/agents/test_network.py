@@ -449,6 +449,29 @@ def test_a_checkpoint_whose_data_unfolds_exponentially_is_refused(tmp_path, monk
     assert load_checkpoint(tmp_path / "fine.pt")[1]["config"] == {"notes": [1, 2, 3]}
 
 
+def test_checkpoints_are_written_with_pickle_protocol_2_and_the_size_check_reads_later_ones(tmp_path):
+    """torch writes protocol 2 today and its weights_only loader reads no other reliably: the
+    protocol is named, not left to torch's default; the size check reads protocol 4 and 5's
+    opcodes (STACK_GLOBAL, NEWOBJ_EX) rather than refusing every such file."""
+    import pickle
+    import zipfile
+    from collections import OrderedDict
+
+    from agents.td import _pickle_unfolds_within
+
+    save_checkpoint(tmp_path / "two.pt", TDNetwork((8,)), config={"notes": [1, (2, 3)]})
+    with zipfile.ZipFile(tmp_path / "two.pt") as archive:
+        pickled = archive.read(next(n for n in archive.namelist() if n.endswith("data.pkl")))
+    assert pickled[:2] == b"\x80\x02"  # PROTO 2
+    nested: list = []
+    for _ in range(30):
+        nested = [nested, nested]
+    for protocol in (2, 4, 5):
+        data = pickle.dumps({"state": OrderedDict(w=[1.0, 2.0]), "notes": [1, (2, 3)]}, protocol=protocol)
+        assert _pickle_unfolds_within(data, 100), protocol
+        assert not _pickle_unfolds_within(pickle.dumps(nested, protocol=protocol), 100_000), protocol
+
+
 def _with_shared_tuple_key(tmp_path, depth: int):
     """A checkpoint whose config holds {t: 1}, t = (t', t'), ... ``depth`` deep: small on disk, but
     unpickling hashes the key 2**depth times (crafted at the opcode level; Python could not build it)."""

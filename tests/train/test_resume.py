@@ -470,6 +470,32 @@ def test_joining_a_cluster_says_so_and_a_refusal_names_token_authentication(monk
         train.trainer._init_ray(ray, None, None)
 
 
+def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(monkeypatch):
+    import train.trainer
+    from train.trainer import TrainError
+
+    class NewerRay:
+        inits: list[dict] = []
+
+        def init(self, **kwargs):
+            self.inits.append(kwargs)
+            if "_node_ip_address" in kwargs:
+                raise RuntimeError("Unknown keyword argument(s): _node_ip_address")
+            if kwargs.get("num_cpus") == 99:
+                raise RuntimeError("Unknown keyword argument(s): object_store_memory")
+
+        def cluster_resources(self):
+            return {"CPU": 2.0}
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    ray = NewerRay()
+    assert train.trainer._init_ray(ray, None, 2) == {"CPU": 2.0}
+    assert "_node_ip_address" in ray.inits[0] and "_node_ip_address" not in ray.inits[1]
+    assert ray.inits[1]["address"] == "local" and ray.inits[1]["num_cpus"] == 2
+    with pytest.raises(TrainError, match="cannot start a local Ray: Unknown keyword argument.*object_store_memory"):
+        train.trainer._init_ray(ray, None, 99)  # any other refusal is said, not retried
+
+
 def test_the_resume_hint_names_the_cluster_of_ray_address_too(monkeypatch):
     from train.cli import _continue_with
 
