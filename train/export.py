@@ -50,7 +50,7 @@ from agents.onnx_policy import (
     load_policy,
 )
 from agents.registry import SHIPPED_PLAYER
-from nardy_env import Rules, flip, format_npn, initial_states, legal_afterstates
+from nardy_env import NardyWarning, Rules, flip, format_npn, initial_states, legal_afterstates
 from nardy_env._runtime import caught_warnings, printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
@@ -378,6 +378,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
+    if exporter == "torchscript":  # torch's own deprecation warning is among those an export quiets
+        warnings.warn("torch has deprecated its TorchScript ONNX exporter and will remove it: the default "
+                      "exporter, dynamo, is the one torch supports (leave --exporter out; in Python, "
+                      "exporter='dynamo')", category=NardyWarning, stacklevel=2)
     if not is_whole(positions, 1):
         raise ExportError(f"positions must be a whole number, at least 1, got {positions!r}")
     if not is_whole(opset):

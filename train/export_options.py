@@ -30,5 +30,5 @@ def add_export_arguments(parser: argparse.ArgumentParser, text: Callable[[str], 
                         help="largest allowed |onnxruntime - torch| (default 1e-5)")
     parser.add_argument("--opset", type=count, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET})")
     parser.add_argument("--exporter", choices=EXPORTERS, default="dynamo",
-                        help="torch exporter: dynamo (torch.export, default) or torchscript (legacy)")
+                        help="torch exporter: dynamo (torch.export, default) or torchscript (legacy, deprecated by torch)")
     parser.add_argument("--json", action="store_true", help="print policy.json's content as one JSON line")
