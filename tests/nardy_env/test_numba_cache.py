@@ -127,3 +127,20 @@ def test_on_windows_a_folders_mode_bits_do_not_make_it_shared(tmp_path, monkeypa
     assert _runtime._not_private(str(open_to_all)) is None
     (tmp_path / "file").write_text("x")
     assert _runtime._not_private(str(tmp_path / "file")) == "is not a folder (a link?)"
+
+
+def test_a_numba_whose_cache_internals_moved_gets_the_cache_error_back_with_the_advice(monkeypatch):
+    """without_numba_cache reaches into numba's internals (NullCache): if a numba moves them, the
+    user is told what failed and which folder to delete, not shown an ImportError of nardy's."""
+    import sys
+    import warnings
+
+    from nardy_env._runtime import without_numba_cache
+
+    monkeypatch.setitem(sys.modules, "numba.core.caching", None)  # import of it fails
+    damaged = ValueError("unsupported pickle protocol: 9")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no warning that it went on without the cache
+        with pytest.raises(RuntimeError, match=r"unsupported pickle protocol: 9.*delete /some/cache and start") as err:
+            without_numba_cache(damaged, [], "/some/cache")
+    assert err.value.__cause__ is damaged
