@@ -119,6 +119,10 @@ def heuristic_values(raw: np.ndarray) -> np.ndarray:
     return value.astype(np.float64)
 
 
+VALUE_ROWS = 65536
+"""Afterstates a hand-written bot scores at a time."""
+
+
 class _ValueBot:
     name = "value-bot"
 
@@ -135,11 +139,17 @@ class _ValueBot:
         core's order, whatever the colours."""
         check_batch(states, found)
         # Ties to the core's (mover's-view) order whatever the colours: see the module's docstring.
-        return segment_argmax(self.values(raw_positions(found.states)), found.offsets)
+        return segment_argmax(self.equities(found), found.offsets)
 
     def equities(self, found: Afterstates) -> np.ndarray:
-        """The bot's own scores of every afterstate (not game points)."""
-        return self.values(raw_positions(found.states))
+        """The bot's own scores of every afterstate (not game points), ``VALUE_ROWS`` at a time."""
+        rows = found.states.shape[0]
+        if rows <= VALUE_ROWS:
+            return self.values(raw_positions(found.states))
+        # A vector env of 16,384 games hands over some 1.5 million afterstates: scored whole, their
+        # raw layout and the scores' intermediates took over a GB (each row is scored on its own).
+        return np.concatenate([self.values(raw_positions(found.states[start:start + VALUE_ROWS]))
+                               for start in range(0, rows, VALUE_ROWS)])
 
 
 class RaceBot(_ValueBot):

@@ -335,12 +335,6 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     text, file, line, module), for the calling process to show once (``_say_once``) as its own
     filters decide, rather than once per worker.
     """
-    try:
-        import torch
-    except ImportError:  # exported policies play without torch
-        pass
-    else:
-        torch.set_num_threads(1)
     r = Rules.from_dict(rules)
     # All of it, for the calling process's filters to decide (a script's own filters stay there);
     # but an "error" from -W or PYTHONWARNINGS, which a spawned worker inherits, still fails the
@@ -352,6 +346,10 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
             warnings.filterwarnings("error", message.pattern if message else "", cast(type[Warning], category),
                                     module.pattern if module else "", lineno)
         players = load_player(spec_a, r), load_player(spec_b, r)
+    # One thread each where a player brought torch (a checkpoint); bots and exported policies
+    # play without it, and importing it anyway costs each worker some 180 MB.
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
     modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
     said = [(_sendable_category(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
             for w in caught]

@@ -134,3 +134,22 @@ def test_bot_values_take_the_self_play_records_uint8_positions():
     both_off[0, :48], both_off[0, 48:] = 0, 15
     with pytest.raises(ValueError, match="row 0: both sides have borne off all 15"):
         heuristic_values(both_off)
+
+
+@pytest.mark.parametrize("bot", [HeuristicBot(), RaceBot()], ids=["heuristic", "race"])
+def test_bots_score_a_large_batch_in_parts_with_the_same_scores_and_choices(bot, monkeypatch):
+    import agents.bots
+    from tests.nardy_env.test_against_reference import random_game_positions
+
+    cases = random_game_positions(2, seed=4)
+    states = np.stack([c[0] for c in cases])
+    found = legal_afterstates(states, np.array([c[2] for c in cases]))
+    whole = bot.values(raw_positions(found.states))
+    seen: list[int] = []
+    values = bot.values
+    monkeypatch.setattr(bot, "values", lambda raw: seen.append(len(raw)) or values(raw))
+    monkeypatch.setattr(agents.bots, "VALUE_ROWS", 97)  # a part boundary inside positions' afterstates
+    assert np.array_equal(bot.equities(found), whole)
+    assert max(seen) == 97 and sum(seen) == found.states.shape[0]
+    picks = bot.choose(states, found, np.random.default_rng(0))
+    assert np.array_equal(picks, segment_argmax(whole, found.offsets))

@@ -845,3 +845,22 @@ def test_a_child_forked_while_another_thread_catches_warnings_can_catch_them_too
     while (status := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert status[0] == pid and os.waitstatus_to_exitcode(status[1]) == 0
+
+
+def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it(tmp_path):
+    """Each worker process imported torch (some 180 MB) whatever it played; bots and exported
+    policies play without it. A checkpoint's worker still runs torch on one thread."""
+    import subprocess
+    import sys
+
+    from agents.network import TDNetwork
+    from agents.td import save_checkpoint
+
+    save_checkpoint(tmp_path / "net.pt", TDNetwork((8,)))
+    script = ("import sys\nfrom train.evaluate import _worker\n"
+              "_worker('heuristic', 'race', [0], 0, {})\nprint('torch' in sys.modules)\n"
+              f"_worker({str(tmp_path / 'net.pt')!r}, 'race', [0], 0, {{}})\n"
+              "import torch\nprint('torch' in sys.modules, torch.get_num_threads())\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "1"]
