@@ -102,7 +102,9 @@ def _row_sums(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
 DEEP_LEAVES = 2048
 """Search at 2-ply or more takes ``batch // DEEP_LEAVES`` states at a time (32 with the default
 batch): a state's 2-ply search reaches some 40,000 positions, so a group holds about 20 batches'
-worth, near 100 MB, however many positions a call brings."""
+worth, however many positions a call brings: a 2-ply search then peaks some 450 MB above a
+0-ply player (the replies' moves and orders, the network's working memory; measured on
+2026-12-03), 650 to 720 MB for the whole ``nardy hint --ply 2`` process."""
 
 
 class SearchPlayer:
