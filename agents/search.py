@@ -17,7 +17,7 @@ exported ONNX policy.
 from __future__ import annotations
 
 import warnings
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -51,9 +51,10 @@ class Evaluator(Protocol):
 
     An evaluator may also have ``equity(raw) -> float32 [N]`` (the torch network
     and exported policies do); 0-ply values then come from it, exactly as a
-    frontend reads the exported graph's ``equity`` output. And ``run(raw) ->
-    (outcomes, equity)``, both from one pass (both have it): a search that wants the
-    probabilities too (``SearchPlayer.outcomes``, ``nardy hint``) then calls it once.
+    frontend reads the exported graph's ``equity`` output. And, with ``equity``, ``run(raw)
+    -> (outcomes, equity)``, both from one pass (both have it): a search that wants the
+    probabilities too (``SearchPlayer.outcomes``, ``nardy hint``) then calls it once (a
+    ``run`` that gives anything else is refused with TypeError).
     """
 
     def outcomes(self, raw: np.ndarray) -> np.ndarray:
@@ -80,6 +81,17 @@ def _terminal_equity(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(is over, exact equity for the mover) of mover's-view afterstates."""
     points = outcome(states)  # an afterstate is never lost by its mover
     return points != 0, points.astype(np.float64)
+
+
+def _both_outputs(pair: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """An evaluator's ``run(raw)``, checked to be what ``Evaluator`` says: (outcomes ``[n, 4]``,
+    equity ``[n]``); a ``run`` of another meaning is named rather than read as those."""
+    shapes = [np.shape(part) for part in pair] if isinstance(pair, tuple | list) else []
+    if shapes != [(n, 4), (n,)]:
+        got = f"shapes {shapes}" if shapes else type(pair).__name__
+        raise TypeError(f"the evaluator's run(raw) must give (outcomes [N, 4], equity [N]) for N = {n} positions "
+                        f"(agents.search.Evaluator), got {got}")
+    return np.asarray(pair[0]), np.asarray(pair[1])
 
 
 def _finished_outcomes(states: np.ndarray, over: np.ndarray) -> np.ndarray:
@@ -208,9 +220,10 @@ class SearchPlayer:
             self.evaluations += rows.size
             # The equity as the exported graph computes it, in float32, so that exact
             # ties (saturated outputs) fall as they do for a frontend (FORMATS.md).
-            run = getattr(self.evaluator, "run", None) if want else None
+            found_probs: np.ndarray | None
+            run = getattr(self.evaluator, "run", None) if want and hasattr(self.evaluator, "equity") else None
             if callable(run):  # both outputs of one pass (exported policies, the torch network)
-                found_probs, equity = run(raw)
+                found_probs, equity = _both_outputs(run(raw), rows.size)
             else:
                 found_probs = self.evaluator.outcomes(raw) if want or not hasattr(self.evaluator, "equity") else None
                 if hasattr(self.evaluator, "equity"):

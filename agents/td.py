@@ -194,7 +194,9 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
 
 
 PICKLE_PROTOCOL = 2
-"""The pickle protocol checkpoints are written with (torch's default); loading reads 2 to 5."""
+"""The pickle protocol checkpoints are written with (torch's default). torch 2.13's safe loader
+reads 2 and 3 and refuses 4 and 5; load_checkpoint's size check reads the opcodes of all four, so
+that a torch that reads the later ones finds it no obstacle."""
 
 MAX_PLAIN_NODES = 5_000_000
 """The most values a checkpoint's plain data (config, history, training state) may unfold into,

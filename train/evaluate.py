@@ -15,6 +15,7 @@ import contextvars
 import functools
 import json
 import math
+import os
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -347,9 +348,11 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
                                     module.pattern if module else "", lineno)
         players = load_player(spec_a, r), load_player(spec_b, r)
     # One thread each where a player brought torch (a checkpoint); bots and exported policies
-    # play without it, and importing it anyway costs each worker some 180 MB.
+    # play without it, and importing it anyway costs each worker some 180 MB. A player that
+    # imports torch later (in its choose) finds OMP_NUM_THREADS, which torch starts from.
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
     said = [(_sendable_category(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
             for w in caught]

@@ -378,10 +378,6 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
-    if exporter == "torchscript":  # torch's own deprecation warning is among those an export quiets
-        warnings.warn("torch has deprecated its TorchScript ONNX exporter and will remove it: the default "
-                      "exporter, dynamo, is the one torch supports (leave --exporter out; in Python, "
-                      "exporter='dynamo')", category=NardyWarning, stacklevel=2)
     if not is_whole(positions, 1):
         raise ExportError(f"positions must be a whole number, at least 1, got {positions!r}")
     if not is_whole(opset):
@@ -390,6 +386,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
             or not 0 < tolerance < float("inf"):
         raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
     positions, opset, tolerance = int(positions), int(opset), float(tolerance)
+    if exporter == "torchscript":  # torch's own deprecation warning is among those an export quiets
+        warnings.warn("torch has deprecated its TorchScript ONNX exporter and will remove it: the default "
+                      "exporter, dynamo, is the one torch supports (leave --exporter out; in Python, "
+                      "exporter='dynamo')", category=NardyWarning, stacklevel=2)
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     _writable_folder(out)  # found now, not after the export and its verification

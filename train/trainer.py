@@ -188,6 +188,9 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
                 # name ("Unknown keyword argument(s)"); start that one on its own choice of address.
                 if "_node_ip_address" not in str(exc):
                     raise
+                print("nardy train: this Ray does not take _node_ip_address (a private argument of Ray's); the "
+                      "local Ray starts on the address Ray chooses, which may be this machine's network "
+                      "address rather than the loopback one", file=sys.stderr, flush=True)
                 ray.init(**settings)
         except (OSError, RuntimeError, ValueError) as exc:
             raise TrainError(f"cannot start a local Ray: {str(exc).strip()}") from None

@@ -449,6 +449,19 @@ def test_a_checkpoint_whose_data_unfolds_exponentially_is_refused(tmp_path, monk
     assert load_checkpoint(tmp_path / "fine.pt")[1]["config"] == {"notes": [1, 2, 3]}
 
 
+class KeywordBuilt:
+    """Pickled with NEWOBJ_EX from protocol 4 on (keyword arguments to __new__)."""
+
+    def __new__(cls, size=0):
+        return super().__new__(cls)
+
+    def __init__(self, size=0):
+        self.size = size
+
+    def __getnewargs_ex__(self):
+        return (), {"size": self.size}
+
+
 def test_checkpoints_are_written_with_pickle_protocol_2_and_the_size_check_reads_later_ones(tmp_path):
     """torch writes protocol 2 today and its weights_only loader reads no other reliably: the
     protocol is named, not left to torch's default; the size check reads protocol 4 and 5's
@@ -467,7 +480,10 @@ def test_checkpoints_are_written_with_pickle_protocol_2_and_the_size_check_reads
     for _ in range(30):
         nested = [nested, nested]
     for protocol in (2, 4, 5):
-        data = pickle.dumps({"state": OrderedDict(w=[1.0, 2.0]), "notes": [1, (2, 3)]}, protocol=protocol)
+        data = pickle.dumps({"state": OrderedDict(w=[1.0, 2.0]), "notes": [1, (2, 3)], "kw": KeywordBuilt(3)},
+                            protocol=protocol)
+        if protocol >= 4:  # the opcodes the reader had to learn
+            assert b"\x93" in data and b"\x92" in data  # STACK_GLOBAL, NEWOBJ_EX
         assert _pickle_unfolds_within(data, 100), protocol
         assert not _pickle_unfolds_within(pickle.dumps(nested, protocol=protocol), 100_000), protocol
 

@@ -336,3 +336,30 @@ def test_outcome_one_hot_reads_every_result_and_refuses_a_game_not_over():
     assert outcome_one_hot(np.concatenate([won, flip(won)])).tolist() == [[0, 1, 0, 0], [0, 0, 0, 1]]
     with pytest.raises(ValueError, match="row 0 is a game not over"):
         outcome_one_hot(afterstates(RACE, [2, 1]).states)
+
+
+def test_an_evaluators_run_is_used_for_outcomes_only_as_the_evaluator_protocol_says():
+    """A search that wants probabilities takes both outputs from run(raw) when the evaluator has
+    equity too; a run of another meaning (a policy-value net's (logits, value)) is refused, not
+    read as probabilities."""
+    found = afterstates(RACE, [2, 1])
+
+    class PolicyValue(LinearEvaluator):
+        def equity(self, raw):
+            return (self.outcomes(raw) @ EQUITY).astype(np.float32)
+
+        def run(self, raw):  # something else altogether: scores of 50 moves and a value
+            return np.zeros((len(raw), 50)), np.zeros(len(raw))
+
+    with pytest.raises(TypeError, match=r"run\(raw\) must give \(outcomes \[N, 4\], equity \[N\]\) for N = \d+ "
+                                        r"positions .*got shapes \[\(\d+, 50\), \(\d+,\)\]"):
+        SearchPlayer(PolicyValue(), ply=1).evaluate_with_outcomes(found)
+    assert SearchPlayer(PolicyValue(), ply=1).evaluate(found).shape == (found.states.shape[0],)  # play needs no run
+
+    class OnlyRun(LinearEvaluator):  # run without equity: not the protocol's, never called
+        def run(self, raw):
+            raise AssertionError("called")
+
+    plain = SearchPlayer(LinearEvaluator(), ply=1).evaluate_with_outcomes(found)
+    other = SearchPlayer(OnlyRun(), ply=1).evaluate_with_outcomes(found)
+    assert np.array_equal(plain[0], other[0]) and np.array_equal(plain[1], other[1])

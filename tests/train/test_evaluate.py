@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import warnings
 
 import numpy as np
@@ -861,6 +862,12 @@ def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it(tmp_path):
               "_worker('heuristic', 'race', [0], 0, {})\nprint('torch' in sys.modules)\n"
               f"_worker({str(tmp_path / 'net.pt')!r}, 'race', [0], 0, {{}})\n"
               "import torch\nprint('torch' in sys.modules, torch.get_num_threads())\n")
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "True", "1"]
+    # A player that imports torch only when it plays finds one thread too.
+    lazy = ("from train.evaluate import _worker\n_worker('heuristic', 'race', [0], 0, {})\n"
+            "import torch\nprint(torch.get_num_threads())\n")
+    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0 and out.stdout.split() == ["1"], out.stderr

@@ -470,7 +470,7 @@ def test_joining_a_cluster_says_so_and_a_refusal_names_token_authentication(monk
         train.trainer._init_ray(ray, None, None)
 
 
-def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(monkeypatch):
+def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(monkeypatch, capsys):
     import train.trainer
     from train.trainer import TrainError
 
@@ -492,6 +492,7 @@ def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(m
     assert train.trainer._init_ray(ray, None, 2) == {"CPU": 2.0}
     assert "_node_ip_address" in ray.inits[0] and "_node_ip_address" not in ray.inits[1]
     assert ray.inits[1]["address"] == "local" and ray.inits[1]["num_cpus"] == 2
+    assert "this Ray does not take _node_ip_address" in capsys.readouterr().err  # said: no longer the loopback
     with pytest.raises(TrainError, match="cannot start a local Ray: Unknown keyword argument.*object_store_memory"):
         train.trainer._init_ray(ray, None, 99)  # any other refusal is said, not retried
 
