@@ -90,7 +90,8 @@ def _both_outputs(pair: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if shapes != [(n, 4), (n,)]:
         got = f"shapes {shapes}" if shapes else type(pair).__name__
         raise TypeError(f"the evaluator's run(raw) must give (outcomes [N, 4], equity [N]) for N = {n} positions "
-                        f"(agents.search.Evaluator), got {got}")
+                        f"(agents.search.Evaluator), got {got}: a search that wants outcome probabilities calls "
+                        "run beside equity; give a run of another meaning another name")
     return np.asarray(pair[0]), np.asarray(pair[1])
 
 
@@ -116,7 +117,7 @@ DEEP_LEAVES = 2048
 batch): a state's 2-ply search reaches some 40,000 positions, so a group holds about 20 batches'
 worth, however many positions a call brings: a 2-ply search then peaks some 450 MB above a
 0-ply player (the replies' moves and orders, the network's working memory; measured on
-2026-12-03), 650 to 720 MB for the whole ``nardy hint --ply 2`` process."""
+2026-12-03), up to about 720 MB for the whole ``nardy hint --ply 2`` process."""
 
 
 class SearchPlayer:
@@ -171,14 +172,14 @@ class SearchPlayer:
     def static_equity(self, states: npt.ArrayLike) -> np.ndarray:
         """0-ply equity of mover's-view afterstates ``[B, 26]`` (a row: a batch of one), for the
         side that has just moved; StateError if a row is not a position."""
-        return self._static(validate_states(states))
+        return self._leaves(validate_states(states), False)[0]
 
     def equity(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
         """n-ply equity of mover's-view afterstates ``[B, 26]`` (default: this player's ply), for
         the side that has just moved; StateError if a row is not a position."""
         if ply is not None and not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
-        return self._equity(validate_states(states), ply)
+        return self._search(validate_states(states), self.ply if ply is None else int(ply), False)[0]
 
     def outcomes(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
         """n-ply outcome probabilities ``[B, 4]`` (``OUTCOMES`` order: win, win mars, lose, lose
@@ -199,37 +200,31 @@ class SearchPlayer:
         negated. At 1-ply and deeper it averages over the side's 21 rolls."""
         return -self.equity(flip(validate_states(states)), ply)
 
-    def _static(self, states: np.ndarray) -> np.ndarray:
-        return self._leaves(states, False)[0]
-
-    def _equity(self, states: np.ndarray, ply: int | None = None) -> np.ndarray:
-        return self._search(states, self.ply if ply is None else ply, False)[0]
-
-    def _ranked_values(self, found: Afterstates, ply: int, tie_rank: np.ndarray | None = None) -> np.ndarray:
-        return self._ranked(found, ply, False, tie_rank)[0]
-
     def _leaves(self, states: np.ndarray, want: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """0-ply (equities, and with ``want`` the outcome probabilities) of afterstates."""
         over, exact = _terminal_equity(states)
         value = exact.copy()
         probs = _finished_outcomes(states, over) if want else None
         live = np.flatnonzero(~over)
+        equity_of = getattr(self.evaluator, "equity", None)
+        run = getattr(self.evaluator, "run", None) if want and equity_of is not None else None
+        run = run if callable(run) else None
         for start in range(0, live.size, self.batch):
             rows = live[start:start + self.batch]
             raw = raw_positions(states[rows])
             self.evaluations += rows.size
             # The equity as the exported graph computes it, in float32, so that exact
             # ties (saturated outputs) fall as they do for a frontend (FORMATS.md).
-            found_probs: np.ndarray | None
-            run = getattr(self.evaluator, "run", None) if want and hasattr(self.evaluator, "equity") else None
-            if callable(run):  # both outputs of one pass (exported policies, the torch network)
+            found_probs: np.ndarray | None = None
+            if run is not None:  # both outputs of one pass (exported policies, the torch network)
                 found_probs, equity = _both_outputs(run(raw), rows.size)
+            elif equity_of is not None:
+                if want:
+                    found_probs = self.evaluator.outcomes(raw)
+                equity = equity_of(raw)
             else:
-                found_probs = self.evaluator.outcomes(raw) if want or not hasattr(self.evaluator, "equity") else None
-                if hasattr(self.evaluator, "equity"):
-                    equity = self.evaluator.equity(raw)
-                else:
-                    equity = _row_sums(np.asarray(found_probs, dtype=np.float32), EQUITY.astype(np.float32))
+                found_probs = self.evaluator.outcomes(raw)
+                equity = _row_sums(np.asarray(found_probs, dtype=np.float32), EQUITY.astype(np.float32))
             value[rows] = np.asarray(equity, dtype=np.float32)
             if probs is not None:
                 probs[rows] = found_probs
@@ -307,7 +302,7 @@ class SearchPlayer:
         one in its 0-ply order (``searched(values)`` tells them apart). Those values are ranks, not equities: ``equity(states, ply)`` searches every
         row, and ``static_equity`` gives the 0-ply equity (``nardy hint`` shows the latter for
         the plays the filter leaves out)."""
-        return self._ranked_values(found, self.ply, tie_rank)
+        return self._ranked(found, self.ply, False, tie_rank)[0]
 
     def evaluate_with_outcomes(self, found: Afterstates,
                                tie_rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

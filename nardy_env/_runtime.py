@@ -183,7 +183,7 @@ def without_numba_cache(exc: BaseException, dispatchers: Iterable[Any], where: s
     except (ImportError, AttributeError):
         raise RuntimeError(f"the compiled rules core could not be read from or written to numba's cache "
                            f"({type(exc).__name__}: {exc}), and this numba ({nb.__version__}) cannot be told to "
-                           f"go on without it: delete {where} and start again") from exc
+                           f"go on without it: delete {where} and run the command again") from exc
 
     warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
                   f"{exc}); compiling without it. Delete {where} if it is damaged.", NumbaCacheWarning, stacklevel=4)

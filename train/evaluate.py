@@ -336,6 +336,11 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
     text, file, line, module), for the calling process to show once (``_say_once``) as its own
     filters decide, rather than once per worker.
     """
+    # One thread each for torch: OMP_NUM_THREADS, which torch starts from, for a player that brings
+    # it (a checkpoint, or your player importing it as it plays); set_num_threads below for a torch
+    # imported before (a __main__ that imports it). Bots and exported policies play without torch,
+    # and importing it anyway cost each worker some 180 MB.
+    os.environ["OMP_NUM_THREADS"] = "1"
     r = Rules.from_dict(rules)
     # All of it, for the calling process's filters to decide (a script's own filters stay there);
     # but an "error" from -W or PYTHONWARNINGS, which a spawned worker inherits, still fails the
@@ -347,12 +352,8 @@ def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
             warnings.filterwarnings("error", message.pattern if message else "", cast(type[Warning], category),
                                     module.pattern if module else "", lineno)
         players = load_player(spec_a, r), load_player(spec_b, r)
-    # One thread each where a player brought torch (a checkpoint); bots and exported policies
-    # play without it, and importing it anyway costs each worker some 180 MB. A player that
-    # imports torch later (in its choose) finds OMP_NUM_THREADS, which torch starts from.
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     modules = {getattr(m, "__file__", None): name for name, m in list(sys.modules.items())}
     said = [(_sendable_category(w.category), str(w.message), w.filename, w.lineno, modules.get(w.filename))
             for w in caught]

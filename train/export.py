@@ -386,10 +386,6 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
             or not 0 < tolerance < float("inf"):
         raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
     positions, opset, tolerance = int(positions), int(opset), float(tolerance)
-    if exporter == "torchscript":  # torch's own deprecation warning is among those an export quiets
-        warnings.warn("torch has deprecated its TorchScript ONNX exporter and will remove it: the default "
-                      "exporter, dynamo, is the one torch supports (leave --exporter out; in Python, "
-                      "exporter='dynamo')", category=NardyWarning, stacklevel=2)
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     _writable_folder(out)  # found now, not after the export and its verification
@@ -397,6 +393,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
                           f"to replace {'them' if len(existing) > 1 else 'it'}")
+    if exporter == "torchscript":  # torch's own deprecation warning is among those an export quiets
+        warnings.warn("torch has deprecated its TorchScript ONNX exporter and will remove it: the default "
+                      "exporter, dynamo, is the one torch supports (leave --exporter out; in Python, "
+                      "exporter='dynamo')", category=NardyWarning, stacklevel=2)
     from agents.files import file_sha256
 
     # Hash the file around the load, so the recorded hash is that of the weights exported

@@ -174,7 +174,7 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
         # Ray turns token authentication on for a new local cluster and says so on every
         # start; it stays on (good), the notice is quieted for the embedded cluster.
         logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
-        # A local cluster stays on the loopback interface. Ray swaps 127.0.0.1
+        # A local cluster stays on the loopback interface (where Ray takes _node_ip_address). Ray swaps 127.0.0.1
         # for the machine's network address, but not the rest of 127.0.0.0/8.
         # address="local": a new Ray of our own, even where `ray start` has left a cluster (or its
         # stale address file) that a bare ray.init() would join.
@@ -188,9 +188,10 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
                 # name ("Unknown keyword argument(s)"); start that one on its own choice of address.
                 if "_node_ip_address" not in str(exc):
                     raise
-                print("nardy train: this Ray does not take _node_ip_address (a private argument of Ray's); the "
-                      "local Ray starts on the address Ray chooses, which may be this machine's network "
-                      "address rather than the loopback one", file=sys.stderr, flush=True)
+                print("warning: this Ray does not take _node_ip_address (a private argument of Ray's), so the "
+                      "local Ray starts on the address Ray chooses, which may be this machine's network address "
+                      "rather than the loopback one; to keep it on the loopback, start one with `ray start --head "
+                      "--node-ip-address=127.0.0.1` and pass --address 127.0.0.1:6379", file=sys.stderr, flush=True)
                 ray.init(**settings)
         except (OSError, RuntimeError, ValueError) as exc:
             raise TrainError(f"cannot start a local Ray: {str(exc).strip()}") from None

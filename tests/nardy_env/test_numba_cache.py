@@ -141,6 +141,6 @@ def test_a_numba_whose_cache_internals_moved_gets_the_cache_error_back_with_the_
     damaged = ValueError("unsupported pickle protocol: 9")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # and no warning that it went on without the cache
-        with pytest.raises(RuntimeError, match=r"unsupported pickle protocol: 9.*delete /some/cache and start") as err:
+        with pytest.raises(RuntimeError, match=r"unsupported pickle protocol: 9.*delete /some/cache and run the command again") as err:
             without_numba_cache(damaged, [], "/some/cache")
     assert err.value.__cause__ is damaged

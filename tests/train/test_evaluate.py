@@ -848,9 +848,12 @@ def test_a_child_forked_while_another_thread_catches_warnings_can_catch_them_too
     assert status[0] == pid and os.waitstatus_to_exitcode(status[1]) == 0
 
 
-def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it(tmp_path):
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) < 2,
+                    reason="torch starts with one thread on one CPU anyway")
+def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it_and_runs_it_on_one_thread(tmp_path):
     """Each worker process imported torch (some 180 MB) whatever it played; bots and exported
-    policies play without it. A checkpoint's worker still runs torch on one thread."""
+    policies play without it. Wherever torch comes in, a worker runs it on one thread: loaded with
+    a checkpoint, imported by a player as it plays, or imported before (a script's __main__)."""
     import subprocess
     import sys
 
@@ -858,16 +861,16 @@ def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it(tmp_path):
     from agents.td import save_checkpoint
 
     save_checkpoint(tmp_path / "net.pt", TDNetwork((8,)))
-    script = ("import sys\nfrom train.evaluate import _worker\n"
-              "_worker('heuristic', 'race', [0], 0, {})\nprint('torch' in sys.modules)\n"
-              f"_worker({str(tmp_path / 'net.pt')!r}, 'race', [0], 0, {{}})\n"
-              "import torch\nprint('torch' in sys.modules, torch.get_num_threads())\n")
+    net = str(tmp_path / "net.pt")
     env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True", "1"]
-    # A player that imports torch only when it plays finds one thread too.
-    lazy = ("from train.evaluate import _worker\n_worker('heuristic', 'race', [0], 0, {})\n"
-            "import torch\nprint(torch.get_num_threads())\n")
-    out = subprocess.run([sys.executable, "-c", lazy], capture_output=True, text=True, timeout=300, env=env)
-    assert out.returncode == 0 and out.stdout.split() == ["1"], out.stderr
+    scripts = {
+        "bots": "import sys\n_worker('heuristic', 'race', [0], 0, {})\nprint('torch' in sys.modules)\n",
+        "a checkpoint": f"_worker({net!r}, 'race', [0], 0, {{}})\nimport torch\nprint(torch.get_num_threads())\n",
+        "imported later": "_worker('heuristic', 'race', [0], 0, {})\nimport torch\nprint(torch.get_num_threads())\n",
+        "imported before": f"import torch\n_worker({net!r}, 'race', [0], 0, {{}})\nprint(torch.get_num_threads())\n",
+    }
+    for case, script in scripts.items():
+        out = subprocess.run([sys.executable, "-c", "from train.evaluate import _worker\n" + script],
+                             capture_output=True, text=True, timeout=300, env=env)
+        assert out.returncode == 0, (case, out.stderr)
+        assert out.stdout.split() == (["False"] if case == "bots" else ["1"]), case

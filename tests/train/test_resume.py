@@ -479,10 +479,10 @@ def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(m
 
         def init(self, **kwargs):
             self.inits.append(kwargs)
-            if "_node_ip_address" in kwargs:
-                raise RuntimeError("Unknown keyword argument(s): _node_ip_address")
             if kwargs.get("num_cpus") == 99:
                 raise RuntimeError("Unknown keyword argument(s): object_store_memory")
+            if "_node_ip_address" in kwargs:
+                raise RuntimeError("Unknown keyword argument(s): _node_ip_address")
 
         def cluster_resources(self):
             return {"CPU": 2.0}
@@ -495,6 +495,8 @@ def test_a_ray_that_no_longer_takes_its_private_node_address_starts_without_it(m
     assert "this Ray does not take _node_ip_address" in capsys.readouterr().err  # said: no longer the loopback
     with pytest.raises(TrainError, match="cannot start a local Ray: Unknown keyword argument.*object_store_memory"):
         train.trainer._init_ray(ray, None, 99)  # any other refusal is said, not retried
+    assert len(ray.inits) == 3 and "_node_ip_address" in ray.inits[2]
+    assert "_node_ip_address" not in capsys.readouterr().err
 
 
 def test_the_resume_hint_names_the_cluster_of_ray_address_too(monkeypatch):
