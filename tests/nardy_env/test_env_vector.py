@@ -99,28 +99,36 @@ def test_vector_env_matches_single_envs_with_a_deterministic_opponent():
     assert _compare_with_single_envs("turn", 150, opponent=last_afterstate, agent_color="black") >= 1
 
 
+def native_and_sync(num_envs: int, seed: int, **kwargs):
+    """The native vector env and Gymnasium's sync one over single envs, both reset with ``seed``:
+    (native, sync, its (obs, info), its (obs, info))."""
+    native = make_vec(num_envs, **kwargs)
+    sync = gym.make_vec("LongNardy-v0", num_envs=num_envs, vectorization_mode="sync", **kwargs)
+    return native, sync, native.reset(seed=seed), sync.reset(seed=seed)
+
+
+def step_both(native, sync, actions):
+    """One step of the native env and of Gymnasium's sync one with the same actions: their rewards
+    and terminations must agree; returns (obs, info) of the native env, then of the sync one."""
+    o1, r1, t1, _, i1 = native.step(actions)
+    o2, r2, t2, _, i2 = sync.step(actions)
+    assert (r1 == r2).all() and (t1 == t2).all()
+    return o1, i1, o2, i2
+
+
 def test_vector_env_matches_gymnasiums_sync_vector_env():
-    native = make_vec(3)
-    sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
+    native, sync, (o1, i1), (o2, i2) = native_and_sync(3, seed=7)
     rng = np.random.default_rng(2)
-    o1, i1 = native.reset(seed=7)
-    o2, i2 = sync.reset(seed=7)
     for _ in range(250):
         assert (o1 == o2).all() and (i1["action_mask"] == i2["action_mask"]).all()
-        a = sample(i1["action_mask"], rng)
-        o1, r1, t1, _, i1 = native.step(a)
-        o2, r2, t2, _, i2 = sync.step(a)
-        assert (r1 == r2).all() and (t1 == t2).all()
+        o1, i1, o2, i2 = step_both(native, sync, sample(i1["action_mask"], rng))
 
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_partial_reset_with_reset_mask_matches_gymnasiums_sync_vector_env(action_mode):
     """Gymnasium's reset(options={"reset_mask": m}) restarts the masked sub-envs only."""
-    native = make_vec(4, action_mode=action_mode)
-    sync = gym.make_vec("LongNardy-v0", num_envs=4, vectorization_mode="sync", action_mode=action_mode)
+    native, sync, (o1, i1), (o2, i2) = native_and_sync(4, seed=3, action_mode=action_mode)
     rng = np.random.default_rng(5)
-    o1, i1 = native.reset(seed=3)
-    o2, i2 = sync.reset(seed=3)
     for step in range(120):
         if step in (20, 70):
             mask = np.array([True, False, step == 70, False])
@@ -135,21 +143,15 @@ def test_partial_reset_with_reset_mask_matches_gymnasiums_sync_vector_env(action
             assert (i1["action_mask"][mask] == i2["action_mask"][mask]).all()
             i2["action_mask"] = i1["action_mask"]
         assert (o1 == o2).all() and (i1["action_mask"] == i2["action_mask"]).all()
-        a = sample(i1["action_mask"], rng)
-        o1, r1, t1, _, i1 = native.step(a)
-        o2, r2, t2, _, i2 = sync.step(a)
-        assert (r1 == r2).all() and (t1 == t2).all()
+        o1, i1, o2, i2 = step_both(native, sync, sample(i1["action_mask"], rng))
 
 
 @pytest.mark.parametrize("partial", [False, True])
 def test_a_none_in_a_seed_list_carries_that_sub_envs_dice_on_as_sync_does(partial):
     """A single env's reset(seed=None) carries on with its generator; a None in the native env's
     seed list drew fresh entropy instead, and the two modes no longer matched."""
-    native = make_vec(3)
-    sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
+    native, sync, (o1, i1), (o2, i2) = native_and_sync(3, seed=11)
     rng = np.random.default_rng(9)
-    o1, i1 = native.reset(seed=11)
-    o2, i2 = sync.reset(seed=11)
     for step in range(60):
         if step in (15, 40):
             options = {"reset_mask": np.array([True, True, False])} if partial else None
@@ -160,10 +162,7 @@ def test_a_none_in_a_seed_list_carries_that_sub_envs_dice_on_as_sync_does(partia
                     i2[key][2] = i1[key][2]
         assert (o1 == o2).all() and (i1["dice"] == i2["dice"]).all()
         assert (i1["action_mask"] == i2["action_mask"]).all()
-        a = sample(i1["action_mask"], rng)
-        o1, r1, t1, _, i1 = native.step(a)
-        o2, r2, t2, _, i2 = sync.step(a)
-        assert (r1 == r2).all() and (t1 == t2).all()
+        o1, i1, o2, i2 = step_both(native, sync, sample(i1["action_mask"], rng))
 
 
 def test_bad_seeds_reset_mask_and_max_episode_steps_are_refused_before_anything_changes():
