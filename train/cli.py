@@ -665,7 +665,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
     if has_outcomes:
         print("  (for the side to move: equity in points, searched to the ply shown; win and lose: the chances\n"
               "   of winning and losing after the play, win-mars and lose-mars the parts of them by mars,\n"
-              "   searched to the same ply: they add up to the equity)")
+              "   searched to the same ply: equity = win + win-mars - lose - lose-mars)")
         searched = sum(e["ply"] > 0 for e in ranked)
         if 0 < searched < len(ranked):  # the move filter's leftovers, valued at 0-ply
             print(f"  (the best {searched} by 0-ply were searched; the rows at ply 0 below them were not, and\n"

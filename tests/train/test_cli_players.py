@@ -195,6 +195,25 @@ def test_hint_for_people_shows_a_ranked_table():
     assert "race's ranking of 1 legal play:" in out.stdout and "24/18 18/13" in out.stdout
 
 
+def test_hint_table_columns_obey_the_equity_formula_its_header_states():
+    """The table's win and lose include mars (unlike --jsonl's outcomes[0] and [2]), and its header
+    says how the columns make the equity: each row must obey what the header states."""
+    spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"
+    out = run("hint", spread, "6", "3", "--top", "6")
+    assert out.returncode == 0, out.stderr
+    assert "equity = win + win-mars - lose - lose-mars" in out.stdout
+    rows = [line.split() for line in out.stdout.splitlines() if re.match(r"\s+\d+\s+[+-]\d", line)]
+    assert len(rows) == 6
+    line = json.dumps({"position": spread, "dice": [6, 3]})
+    ranked = json.loads(run("hint", "--jsonl", "--top", "6", stdin=line + "\n").stdout)["ranked"]
+    for row, entry in zip(rows, ranked, strict=True):
+        equity, win, win_mars, lose, lose_mars = map(float, row[1:6])
+        assert abs(win + win_mars - lose - lose_mars - equity) < 2.5e-3, row
+        assert abs(win + lose - 1) < 2e-3, row  # every game is won or lost: mars is part of each
+        o = entry["outcomes"]
+        assert abs(win - (o[0] + o[1])) < 1e-3 and abs(lose - (o[2] + o[3])) < 1e-3, (row, o)
+
+
 def test_hint_for_people_says_which_rows_the_move_filter_left_unsearched():
     spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"  # 24 plays of 6-3
     out = run("hint", spread, "6", "3", "--ply", "1", "--top", "8")
