@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import functools
 import json
@@ -647,7 +648,7 @@ def _cmd_hint(args: argparse.Namespace) -> int:
         name = player_name(player, args.player or args.policy or "player")
 
         def answer(line: str) -> dict:
-            out = moves_record(line, rules)
+            out = moves_record(line, rules, ranked=True)
             out["ranked"] = rank_plays(player, out["position"], out["dice"], rules)[:args.top]
             out["player"] = name  # whose equities (a bot's are its own score, not points)
             return out
@@ -1255,10 +1256,34 @@ _WHO = "nardy"
 """Who speaks in messages: ``nardy <command>`` once the command is known."""
 
 
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    return [name for action in parser._actions for name in action.option_strings]
+
+
+def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+    """Arguments no parser took: said by the command's own parser (its usage, ``nardy eval:``),
+    with the option most likely meant, or the commands that have one it lacks."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    command = getattr(args, "command", None)
+    who = commands.get(command, parser) if command else parser
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    option = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
+    if option is not None and command:
+        close = difflib.get_close_matches(option, _options(who), n=1, cutoff=0.7)
+        elsewhere = [f"nardy {name}" for name, p in commands.items() if name != command and option in _options(p)]
+        if close:
+            message += f" (did you mean {close[0]}?)"
+        elif elsewhere:
+            message += f" ({option} is an option of {', '.join(elsewhere)}, not of nardy {command})"
+    who.error(message)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     global _WHO
     parser = build_parser()
-    args = parser.parse_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
+    args, extra = parser.parse_known_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
+    if extra:
+        _refuse_unrecognized(parser, args, extra)
     _WHO = f"nardy {args.command}" if getattr(args, "command", None) else "nardy"
     if isinstance(getattr(args, "position", None), str):
         args.position = args.position.strip()

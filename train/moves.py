@@ -100,8 +100,9 @@ def _stream_option(key: str) -> str | None:
                 None)
 
 
-def moves_record(line: str, rules: RulesLike | None = DEFAULT_RULES) -> dict[str, Any]:
-    """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input."""
+def moves_record(line: str, rules: RulesLike | None = DEFAULT_RULES, ranked: bool = False) -> dict[str, Any]:
+    """Answer one ``nardy moves --jsonl`` input line (FORMATS.md); raises ValueError on bad input.
+    ``ranked``: the line is ``nardy hint``'s, whose options include the ranking's (--ply, ...)."""
     try:
         request = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -115,6 +116,11 @@ def moves_record(line: str, rules: RulesLike | None = DEFAULT_RULES) -> dict[str
     # ("Rule", "--ply", "players") is taken for what it surely means, but nothing further off:
     # "plays" (a field of moves' own answer), "reply" or "topic" are a caller's own keys.
     options = {key: option for key in request if (option := _stream_option(key)) is not None}
+    ranking = {key: option for key, option in options.items() if option != "rules"}
+    if ranking and not ranked:  # --ply and the rest are nardy hint's: moves lists plays unranked
+        raise ValueError(f"{', '.join(repr(k) for k in ranking)}: nardy moves lists the legal plays without "
+                         f"ranking them; to rank them, send the line to nardy hint --jsonl with "
+                         f"{', '.join(STREAM_OPTIONS[o] for o in ranking.values())} on its command line")
     if options:
         raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: such settings apply to "
                          f"the whole stream, as command-line options "

@@ -729,6 +729,13 @@ def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys()
     for key in ("Rule", "rules", "RULES", "--ply", "Ply", "plies", "top", "players", "Policy", "policies"):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         with pytest.raises(ValueError, match=f"'{key}' cannot be set per line"):
+            train.moves.moves_record(line, ranked=True)  # nardy hint's: every one is its option
+        ranking = key.lower().strip("-")[:2] != "ru"
+        # nardy moves has --rules only: the ranking's keys send the caller to nardy hint, not to a
+        # --ply that nardy moves would refuse.
+        with pytest.raises(ValueError, match=("nardy moves lists the legal plays without ranking them; to rank "
+                                              "them, send the line to nardy hint --jsonl with --")
+                           if ranking else f"'{key}' cannot be set per line"):
             train.moves.moves_record(line)
     # moves' own answer fed to hint carries "plays"; ids and tags are the caller's.
     for key in ("plays", "reply", "apply", "topic", "topies", "stop", "ruleset", "policy_id", "id", "k" * 100_000):
@@ -878,6 +885,12 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     # No option prefixes: `--game` is not `--games` (a later option would break such a script).
     out = run("eval", "--game", "10", "random", "race")
     assert out.returncode == 2 and "unrecognized arguments: --game" in out.stderr
+    # ...said by the command's own parser, with its usage and the option most likely meant.
+    assert "nardy eval: error:" in out.stderr and "usage: nardy eval" in out.stderr
+    assert "(did you mean --games?)" in out.stderr
+    out = run("moves", START_NPN, "6", "5", "--ply", "1")  # an option of other commands only
+    assert out.returncode == 2 and "usage: nardy moves" in out.stderr
+    assert "(--ply is an option of nardy hint, nardy play, not of nardy moves)" in out.stderr
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
     out = run("moves", START_NPN, "6", "5", "--rules", "")
     assert out.returncode == 2 and "--rules is empty" in out.stderr
