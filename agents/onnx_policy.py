@@ -98,6 +98,10 @@ def _folder(path: str | Path) -> Path:
         raise PolicyError(f"{path} is a file, not an exported policy folder "
                           f"(a folder with {ONNX_FILE} and {JSON_FILE}; `nardy export` writes one)")
     missing = [name for name in (ONNX_FILE, JSON_FILE) if not (path / name).is_file()]
+    if len(missing) == 2 and (path / "checkpoint.pt").is_file():  # a run directory, not an export
+        raise PolicyError(f"{path} is a run directory (it holds checkpoint.pt), not an exported policy: name "
+                          f"it as a player (--player {path}; load_player in Python), or export it first with "
+                          f"`nardy export {path} --out DIR`")
     if missing:
         raise PolicyError(f"{path} is not a complete exported policy: {' and '.join(missing)} "
                           f"{'is' if len(missing) == 1 else 'are'} missing "

@@ -357,7 +357,13 @@ def _checkpoint_path(player: str | Path) -> Path:
             raise ExportError(f"{path} is a folder without checkpoint.pt; give a run directory or a .pt file")
         return path / "checkpoint.pt"
     if not path.exists():
-        raise ExportError(f"no checkpoint at {path}: give a run directory or a checkpoint file")
+        from agents.bots import BOTS
+
+        if text in BOTS or text == "random":  # a bot has no network to export
+            raise ExportError(f"{text} is a bot, played by code, not a network: nothing to export (an export "
+                              "is a trained network's; give a run directory, a checkpoint file or default)")
+        raise ExportError(f"no checkpoint at {path}: give a run directory, a checkpoint file or default "
+                          "(the shipped player)")
     return path
 
 

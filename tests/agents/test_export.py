@@ -346,6 +346,14 @@ def test_missing_folder_file_and_files(exported, tmp_path):
         (folder / missing).unlink()
         with pytest.raises(PolicyError, match=f"{missing} is missing"):
             onnx_player(folder)
+    # A run directory named as a policy: said so, with the two ways on (play it, or export it).
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "checkpoint.pt").write_bytes(b"PK\x03\x04")
+    with pytest.raises(PolicyError, match=r"run is a run directory \(it holds checkpoint.pt\), not an exported "
+                                          r"policy: name it as a player \(--player .*run; load_player in Python\), "
+                                          r"or export it first with `nardy export .*run --out DIR`"):
+        onnx_player(run_dir)
     # Either file of a complete folder names the folder.
     assert load_policy(exported[0] / ONNX_FILE)[1]["format"] == POLICY_FORMAT
 
@@ -451,8 +459,12 @@ def test_unreadable_onnx_is_refused(exported, tmp_path):
 
 
 def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_path):
-    with pytest.raises(ExportError, match="no checkpoint at"):
+    with pytest.raises(ExportError, match="no checkpoint at .*missing.pt: give a run directory, a checkpoint "
+                                          "file or default"):
         export_policy(tmp_path / "missing.pt", tmp_path / "out")
+    for bot in ("random", "heuristic"):  # played by code: said so, not "no checkpoint at random"
+        with pytest.raises(ExportError, match=f"{bot} is a bot, played by code, not a network: nothing to export"):
+            export_policy(bot, tmp_path / "out")
     with pytest.raises(ExportError, match="folder without checkpoint.pt"):
         export_policy(tmp_path, tmp_path / "out")
     with pytest.raises(ExportError, match="drop '@1'"):

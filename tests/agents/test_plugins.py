@@ -120,6 +120,10 @@ def test_your_own_player_file_imports_like_a_script_and_its_errors_are_named(tmp
         load_player(f"{folder / 'uses_helper.py'}:first@1")
     with pytest.raises(players.PlayerNotFound, match="no player named 'some/dir/mod:Thing': give a bot name"):
         load_player("some/dir/mod:Thing")  # not taken for a missing file: the FILE.py:NAME hint is kept
+    # The file without its :NAME is Python code, not a checkpoint that failed to load.
+    with pytest.raises(ValueError, match=r"uses_helper.py is Python code, not a network: name the player in it, "
+                                         r".*uses_helper.py:NAME"):
+        load_player(str(folder / "uses_helper.py"))
     (folder / "exits.py").write_text("import sys\nsys.exit('usage: exits.py N')\n")
     with pytest.raises(ValueError, match=r"running .*exits.py ended it \(SystemExit: usage: exits.py N\)"):
         load_player(f"{folder / 'exits.py'}:first")
