@@ -104,9 +104,12 @@ class TrainConfig:
     """TensorBoard scalars at most this often."""
 
     def __post_init__(self) -> None:
-        def need(cond: bool, key: str, what: str) -> None:
+        def need(cond: bool, key: str, what: str, got: bool = True) -> None:
+            """ConfigError ``KEY must be WHAT, got VALUE`` (``got``: unless WHAT names the bad items)."""
             if not cond:
-                raise ConfigError(f"{key}: {what}, got {getattr(self, key)!r}")
+                value = getattr(self, key)
+                shown = list(value) if isinstance(value, tuple) else value  # as written: a list
+                raise ConfigError(f"{key} must be {what}" + (f", got {shown!r}" if got else ""))
 
         def is_int(v: Any) -> bool:
             return isinstance(v, int) and not isinstance(v, bool)
@@ -144,16 +147,17 @@ class TrainConfig:
              "eval_opponents", "a list of player names (at least one), e.g. [random, heuristic]")
         object.__setattr__(self, "eval_opponents", tuple(self.eval_opponents))
         twice = sorted({o for o in self.eval_opponents if self.eval_opponents.count(o) > 1})
-        need(not twice, "eval_opponents", f"each player once ({twice} given more than once: the same games again)")
+        need(not twice, "eval_opponents", f"players named once each ({twice} given more than once: the same "
+             "games again)", got=False)
         taken = sorted(set(self.eval_opponents) & set(EVAL_RECORD_KEYS))
         need(not taken, "eval_opponents", f"player names other than eval.jsonl's own keys {list(EVAL_RECORD_KEYS)} "
-             f"({taken} are taken)")
+             f"({taken} are taken)", got=False)
         # No code players: a config travels with a run directory (config.json, the checkpoint's copy),
         # and resuming someone's run must not run a file it names. Measure yours with nardy eval.
         code = [o for o in self.eval_opponents if names_code(o)]
         need(not code, "eval_opponents", f"bots or network players (a run, checkpoint or export), not code "
              f"(FILE.py:NAME, module:NAME: a run's config must not name code to run; measure such a player "
-             f"with nardy eval): {code} would run code")
+             f"with nardy eval): {code} would run code", got=False)
         # A bare name must be a bot (a typo like "heurstic" fails here, not hours into the run);
         # anything with a path in it is checked when it is loaded.
         try:
@@ -164,9 +168,9 @@ class TrainConfig:
                    if base not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
         need(not unknown, "eval_opponents",
              f"bots ({', '.join(EVAL_BOTS)}) or paths of players (from the folder the command runs in); "
-             f"unknown {unknown}")
+             f"unknown {unknown}", got=False)
         searching = [o for o, (base, ply) in depths.items() if base in EVAL_BOTS and ply]
-        need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search: {searching})")
+        need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search: {searching})", got=False)
         need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")
         need(0 <= self.seed < 2**64, "seed", "a whole number from 0 to 2**64 - 1")
         need(self.total_games > 0, "total_games", "a positive number")
@@ -178,7 +182,7 @@ class TrainConfig:
         need(0 < self.lr < math.inf, "lr", "a positive learning rate")
         need(0 < self.lr_final < math.inf, "lr_final", "a positive learning rate")
         need(self.batch_size > 0, "batch_size", "a positive number")
-        need(self.replay_size >= self.batch_size, "replay_size", "at least batch_size")
+        need(self.replay_size >= self.batch_size, "replay_size", f"at least batch_size ({self.batch_size})")
         need(0 < self.updates_per_sample <= MAX_UPDATES_PER_SAMPLE, "updates_per_sample",  # 1e300: a step count no run ends
              f"a positive number up to {MAX_UPDATES_PER_SAMPLE:,}")
         need(self.eval_every_games >= 0, "eval_every_games", "0 or more")
@@ -433,5 +437,5 @@ def check_run_name(name: str, where: str) -> None:
     """ConfigError unless ``name`` can name runs/NAME: no path in it. For names given now (a new run,
     a resume's --set name=...); a saved run resumes whatever its name."""
     if "/" in name or os.sep in name or name in (".", ".."):
-        raise ConfigError(f"{where}: name: a run name without a path in it (runs/NAME is the default run "
+        raise ConfigError(f"{where}: name must be a run name without a path in it (runs/NAME is the default run "
                           f"directory; --out takes a path), got {name!r}")

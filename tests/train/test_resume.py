@@ -204,7 +204,7 @@ def test_resume_may_change_only_length_cadence_and_throughput(tmp_path):
     with pytest.raises(TrainError, match="total_games"):
         resume_with_changes(trainer.config, {"total_games": -1})
     assert resume_with_changes(trainer.config, {"name": "1e5"}).name == "1e5"  # text, as a new run's name
-    with pytest.raises(TrainError, match="name: a run name without a path in it"):  # its config.json would
+    with pytest.raises(TrainError, match="name must be a run name without a path in it"):  # its config.json would
         resume_with_changes(trainer.config, {"name": "x/y"})  # no longer load with --config
     with pytest.raises(TrainError, match=r"unknown key\(s\) \['total_gmes'\] \(did you mean: total_gmes -> total_games\?\)"):
         resume_with_changes(trainer.config, {"total_gmes": 5000})
@@ -851,7 +851,7 @@ def test_resume_accepts_the_same_rules_spelt_otherwise_and_says_where_to_fix_ref
         assert resume_with_changes(trainer.config, {"rules": same}).rules_obj == trainer.config.rules_obj
     config = json.loads((run / "config.json").read_text())
     (run / "config.json").write_text(json.dumps({**config, "eval_opponents": ["random", "mybots.py:Greedy"]}))
-    with pytest.raises(TrainError, match=r"cannot resume .*: .*config.json: eval_opponents: .*would run code.*"
+    with pytest.raises(TrainError, match=r"cannot resume .*: .*config.json: eval_opponents must be .*would run code.*"
                                          r"changed in that file, not with --set"):
         config_for_resume(run)
     (run / "config.json").unlink()  # then from the checkpoint, whose settings are accepted
