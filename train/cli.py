@@ -39,7 +39,9 @@ def _asked_rules(text: str | None):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg}")
+        # Shown as received: the shell may have eaten quotes ({block_rule:home}) the user typed.
+        _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg} at column {exc.colno} of {text!r} (quote the "
+                     "whole object for the shell: '{\"block_rule\": \"home\"}')")
     if not isinstance(data, dict):
         _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
     try:
@@ -385,7 +387,8 @@ def _match_games_problem(games: int) -> str | None:
     from train.evaluate import MAX_GAMES
 
     if games < 2 or games % 2:
-        return "must be an even number >= 2 (games are played in pairs)"
+        return (f"must be an even number >= 2 (games are played in pairs), got {games}"
+                + (f"; {games + 1} would do" if games % 2 and games > 0 else ""))
     if games > MAX_GAMES:
         return f"must be at most {MAX_GAMES:,} in one match; for more, play several matches with different --seed"
     return None

@@ -627,8 +627,11 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
         raise TypeError(f"players must be a list of players, got the string {players!r}")
     if len(players) < 2:
         raise ValueError("a ladder needs at least two players")
-    if len({p if isinstance(p, str) else id(p) for p in players}) != len(players):
-        raise ValueError("each player may appear only once in a ladder")
+    keys = [p if isinstance(p, str) else id(p) for p in players]
+    if len(set(keys)) != len(players):
+        i = next(i for i, k in enumerate(keys) if keys.count(k) > 1)
+        raise ValueError(f"each player may appear only once in a ladder; {display_name(players[i])} is given "
+                         f"{keys.count(keys[i])} times")
     rules = as_rules(rules)
     _check_match(games, seed)
     for player in players:  # a name that is wrong fails now, not after the matches before it

@@ -784,7 +784,8 @@ def test_empty_names_and_paths_are_refused_by_the_parser(argv, capsys):
     assert "must not be empty or blank" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("games, message", [("3", "an even number >= 2"), ("0", "an even number >= 2"),
+@pytest.mark.parametrize("games, message", [("3", "an even number >= 2 (games are played in pairs), got 3; 4 would do"),
+                                            ("0", "an even number >= 2 (games are played in pairs), got 0\n"),
                                             ("1000000000000", "at most 10,000,000 in one match")])
 @pytest.mark.parametrize("command", ["eval", "ladder"])
 def test_eval_refuses_bad_game_counts_before_playing(games, message, command, capsys):
@@ -894,6 +895,10 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
     out = run("moves", START_NPN, "6", "5", "--rules", "")
     assert out.returncode == 2 and "--rules is empty" in out.stderr
+    # Bad JSON is shown as received: here the shell ate the quotes the user typed.
+    out = run("moves", START_NPN, "6", "5", "--rules", "{block_rule:home}")
+    assert out.returncode == 2 and ("--rules is not valid JSON: Expecting property name enclosed in double quotes at "
+                                    "column 2 of '{block_rule:home}' (quote the whole object") in out.stderr
     # nardy export: '-' is no folder; bad numbers are usage errors (2), found before any loading.
     out = run("export", "default", "--out", "-")
     assert out.returncode == 2 and "--out -: give a folder" in out.stderr and not Path("-").exists()

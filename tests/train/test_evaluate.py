@@ -325,6 +325,11 @@ def test_summary_splits_results_by_colour():
     assert s["mean_plies"] == 95.0 and s["sd_plies"] == round(float(np.std([80, 90, 100, 110])), 2)
 
 
+def test_a_ladder_names_the_player_given_twice():
+    with pytest.raises(ValueError, match="each player may appear only once in a ladder; race is given 2 times"):
+        ladder(["random", "race", "heuristic", "race"], games=2)
+
+
 def test_ladder_of_player_objects_names_them_and_is_json():
     import json
 
