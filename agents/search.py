@@ -69,10 +69,11 @@ def rules_to_play(source: object, trained: Rules, asked: RulesLike | None) -> Ru
         return trained
     asked = as_rules(asked)
     if asked != trained:
-        warnings.warn(f"{source} was trained under rules {trained.to_json()}; it plays here under "
-                      f"{asked.to_json()}, which it never learnt (to play it under its own: leave --rules out "
-                      f"on the command line; in Python, give the game those rules: rules= to the env, "
-                      f"evaluate() or load_player(); load_player(name, None) loads it under them)",
+        was, now = trained.differences(asked)
+        warnings.warn(f"{source} was trained under rules with {was}; it plays here with {now}, which it never "
+                      f"learnt (to play it under its own rules: leave --rules out on the command line; in "
+                      f"Python, give the game its rules, rules= to the env, evaluate() or load_player(); "
+                      f"load_player(name, None) loads it under them)",
                       category=RulesMismatchWarning, stacklevel=3)
     return asked
 

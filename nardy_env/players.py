@@ -477,20 +477,23 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
             _check_choose_of(spec)
             own = getattr(spec, "rules", None)
             if rules is not None and isinstance(own, Rules) and own != rules and getattr(spec, "lists_moves", False):
+                mine, game = own.differences(rules)
                 raise ValueError(f"{player_name(spec, type(spec).__name__)} lists its checker moves under rules "
-                                 f"{own.to_json()}, but the game is played under {rules.to_json()}: make it "
+                                 f"with {mine}, but the game is played with {game}: make it "
                                  "with rules= the game's")
             searches = bool(getattr(spec, "ply", 0))
             if rules is not None and isinstance(own, Rules) and own != rules and searches:
-                warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules "
-                              f"{own.to_json()}, but plays a game under {rules.to_json()}: its look-ahead "
-                              "does not follow the game's rules", category=RulesMismatchWarning, stacklevel=2)
+                mine, game = own.differences(rules)
+                warnings.warn(f"{player_name(spec, type(spec).__name__)} searches under rules with {mine}, but "
+                              f"plays a game with {game}: its look-ahead does not follow the game's rules",
+                              category=RulesMismatchWarning, stacklevel=2)
             trained = getattr(spec, "trained_under", None)
             if (rules is not None and isinstance(trained, Rules) and trained != rules and not searches
                     and own != rules):  # loaded under the game's rules: warned of when it was loaded
-                warnings.warn(f"{player_name(spec, type(spec).__name__)} was trained under rules "
-                              f"{trained.to_json()}, but plays a game under {rules.to_json()}, which it never "
-                              "learnt", category=RulesMismatchWarning, stacklevel=2)
+                was, game = trained.differences(rules)
+                warnings.warn(f"{player_name(spec, type(spec).__name__)} was trained under rules with {was}, but "
+                              f"plays a game with {game}, which it never learnt", category=RulesMismatchWarning,
+                              stacklevel=2)
             return cast(Player, spec)
         if callable(getattr(spec, "outcomes", None)) or _is_torch_module(spec):
             raise TypeError(f"{type(spec).__name__} scores positions but is not a player: wrap it, "

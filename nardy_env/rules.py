@@ -97,6 +97,14 @@ class Rules:
         code = Rules().to_dict()
         return {k: v for k, v in self.to_dict().items() if code[k] != v}
 
+    def differences(self, other: Rules) -> tuple[str, str]:
+        """The variant keys on which ``self`` and ``other`` differ, with each one's values, for
+        messages: ``('block_rule "ahead"', 'block_rule "home"')``; empty strings when equal."""
+        mine, theirs = self.to_dict(), other.to_dict()
+        keys = [k for k in mine if mine[k] != theirs[k]]
+        return (", ".join(f"{k} {json.dumps(mine[k])}" for k in keys),
+                ", ".join(f"{k} {json.dumps(theirs[k])}" for k in keys))
+
     def to_json(self) -> str:
         """The variant keys as one line of JSON, as ``--rules`` takes them."""
         return json.dumps(self.to_dict())

@@ -465,3 +465,10 @@ def test_resignation_without_mars_article_50_7():
         resignation_points(six[None])
     with pytest.raises(StateError, match="game is over"):
         resignation_points(flip(parse_npn("0," * 11 + "-15," + "0," * 11 + "0:15,0:b")[0]))
+
+
+def test_rules_differences_name_only_the_keys_that_differ_with_both_values():
+    home = Rules(block_rule="home", head_exception=(6,))
+    assert Rules().differences(home) == ('head_exception [3, 4, 6], block_rule "ahead"',
+                                         'head_exception [6], block_rule "home"')
+    assert home.differences(Rules.from_dict(home.to_dict())) == ("", "")
