@@ -1140,7 +1140,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="your colour (default random: drawn for each game)")
     play.add_argument("--seed", type=SEED, default=None,
                       help="seed of the dice, of a random colour and of a randomising opponent's plays, "
-                           "0 to 2**32 - 1 (default: fresh each session)")
+                           "0 to 2**32 - 1 (default: fresh each session, and said at its start)")
     play.add_argument("--games", type=COUNT, default=None, help="stop after this many games (default: ask)")
     play.add_argument("--rules", help=RULES_HELP +
                                       "(default: those the player was trained under)")

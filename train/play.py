@@ -309,7 +309,10 @@ class _Session:
         self.opponent_name = player_name(opponent, "the bot")
         self.human_choice = human
         self.rules = rules
-        self.rng = np.random.default_rng(seed)
+        # A fresh session's seed is drawn here and said at the start, so that its games can be
+        # played again (a bug report, a game to study): --seed N gives the same dice.
+        self.fresh_seed = None if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+        self.rng = np.random.default_rng(seed if seed is not None else self.fresh_seed)
         self.read = read
         self.out = out
         self.said = 0  # lines said so far: whether the last thing on screen is the board of a play
@@ -555,6 +558,9 @@ class _Session:
 
     def run(self, games: int | None) -> dict[str, int]:
         played = 0
+        if self.fresh_seed is not None:
+            self.say(f"(Seed {self.fresh_seed}: nardy play --seed {self.fresh_seed} with the same options "
+                     "gives this session's dice again.)")
         try:
             while games is None or played < games:
                 result = self.game()

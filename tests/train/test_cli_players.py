@@ -241,6 +241,19 @@ def test_play_a_scripted_game_with_bad_input_undo_and_resign():
     assert "Opening roll: white " in text and "White moves 24 -> 1" in text
 
 
+def test_play_says_a_fresh_sessions_seed_and_that_seed_plays_the_session_again():
+    script = "\n".join(["1", "y"] * 6 + ["quit", "y"]) + "\n"
+    fresh = run("play", "--against", "random", "--color", "white", "--games", "1", stdin=script)
+    assert fresh.returncode == 0, fresh.stderr
+    seed = re.match(r"\(Seed (\d+): nardy play --seed \1 with the same options gives\s+this\s+session's\s+dice\s+"
+                    r"again\.\)\n", fresh.stdout)  # the first thing said (wrapped to the terminal)
+    assert seed, fresh.stdout[:200]
+    again = run("play", "--against", "random", "--color", "white", "--games", "1", "--seed", seed[1], stdin=script)
+    assert again.returncode == 0 and "(Seed" not in again.stdout  # a seed given is not said back
+    shown = fresh.stdout[seed.end():]
+    assert again.stdout == shown and shown.count("dice") >= 6
+
+
 def test_play_stops_cleanly_at_end_of_input():
     out = run("play", "--against", "random", "--seed", "1", stdin="")
     assert out.returncode == 0 and "Bye." in out.stdout
