@@ -875,7 +875,8 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     for run in args.runs:
         source = Path(run) / "eval.jsonl" if Path(run).is_dir() else Path(run)
         if not source.is_file():
-            _complain(f"nardy plot: no eval.jsonl at {source}")
+            missing = "there is no such file or folder" if not Path(run).exists() else f"no eval.jsonl at {source}"
+            _complain(f"nardy plot: {run}: {missing} (give a run directory, or its eval.jsonl)")
             return 2
         if source.resolve() in runs:
             _complain(f"nardy plot: {run} is named twice (as {runs[source.resolve()][1]} too)")

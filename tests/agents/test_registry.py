@@ -242,8 +242,11 @@ def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeyp
 
     monkeypatch.chdir(tmp_path)  # outside the checkout, where the README's commands say checkpoints/default
     bots = re.escape(", ".join(["random", *BOTS]))
-    with pytest.raises(PlayerNotFound, match=rf"give a bot name \({bots}\), default \(the shipped player\)"):
+    with pytest.raises(PlayerNotFound, match=rf"give a bot name \({bots}\), default \(the shipped player\)"
+                                             r".*\(any of these three with @N to search N plies deep\)"):
         load_player("nosuch")
+    with pytest.raises(PlayerNotFound, match=r"no player named 'Random' \(names are lower case: random\?\)"):
+        load_player("Random")
     with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number "
                                              r"such as 1\)"):
         load_player("default@x")

@@ -240,7 +240,11 @@ def test_plot_draws_the_training_curve(tmp_path):
     assert out.returncode == 0, out.stderr
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
-    assert run("plot", str(tmp_path / "missing")).returncode == 2
+    out = run("plot", str(tmp_path / "missing"))  # a folder that is not there is said to be missing
+    assert out.returncode == 2 and "missing: there is no such file or folder (give a run directory" in out.stderr
+    (tmp_path / "empty").mkdir()
+    out = run("plot", str(tmp_path / "empty"))
+    assert out.returncode == 2 and f"no eval.jsonl at {tmp_path / 'empty' / 'eval.jsonl'}" in out.stderr
     (tmp_path / "afile").write_text("x")
     out = run("plot", str(tmp_path), "--out", str(tmp_path / "afile" / "curve.png"))
     assert out.returncode == 2 and "is a file, not a folder" in out.stderr
