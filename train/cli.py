@@ -267,10 +267,11 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                               "rules": search_rules.to_dict()}))
         else:
             print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each)")
-            print("| ply | positions evaluated per decision | ms per decision |")
-            print("| ---: | ---: | ---: |")
+            print("| ply | positions evaluated per decision | ms per decision | slowest decision, ms |")
+            print("| ---: | ---: | ---: | ---: |")
             for r in rows:
-                print(f"| {r['ply']} | {r['positions_per_decision']:,.1f} | {r['ms_per_decision']:,.1f} |")
+                print(f"| {r['ply']} | {r['positions_per_decision']:,.1f} | {r['ms_per_decision']:,.1f} "
+                      f"| {r['ms_max']:,.1f} |")
         return 0
     if args.env:
         result = bench_env(games, num_envs=num_envs, action_mode=action_mode, seed=args.seed,
@@ -1070,7 +1071,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "--env: games, seconds, games_per_s, steps_per_s (sub-env steps), "
                                        "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
                                        "player and per level ply, decisions, positions_per_decision (afterstates "
-                                       "the network evaluated), ms_per_decision.")
+                                       "the network evaluated), ms_per_decision (the mean) and ms_max (the slowest decision).")
     bench.add_argument("--games", type=COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
     bench.add_argument("--threads", type=COUNT, default=None, help="threads for move generation (default: all CPUs)")

@@ -229,6 +229,9 @@ def test_bench_search_reports_cost_per_level(tmp_path):
     levels = json.loads(out.stdout)["levels"]
     assert [lv["ply"] for lv in levels] == [0, 1]
     assert levels[1]["positions_per_decision"] > 20 * levels[0]["positions_per_decision"]
+    # The slowest decision bounds the mean from above (a frame budget needs the slow ones).
+    assert all(0 < lv["ms_per_decision"] <= lv["ms_max"] <= lv["ms_per_decision"] * lv["decisions"] + 0.01
+               for lv in levels)
 
 
 def test_plot_draws_the_training_curve(tmp_path):
