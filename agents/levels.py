@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from nardy_env import Afterstates
+from nardy_env import Afterstates, Rules
 from nardy_env.notation import results_rank
 from nardy_env.players import PlayerSpec, check_batch, load_player, player_name
+from nardy_env.rules import RulesLike
 
-from .common import segment_argmax
+from .common import segment_argmax, segment_max
 
 __all__ = ["Sampling", "LEVELS", "level"]
 
@@ -34,20 +35,45 @@ class Sampling:
     ``SearchPlayer``), choosing each play at random with probability proportional to
     ``exp(equity / temperature)`` over the plays of its roll; ``temperature`` 0 plays as
     ``player`` does. Equities are in points (-2..+2): at 0.05 a play 0.1 points worse is
-    e^2 = 7.4 times less likely than the best, at 0.5 only 1.2 times.
+    e^2 = 7.4 times less likely than the best, at 0.5 only 1.2 times. A player that searches
+    (``default@1``) draws among the plays its move filter searched (the best ``filter_k``, 5, by
+    0-ply), so its levels are stronger than the 0-ply player's. A named player is loaded under
+    ``rules`` (default: those it was trained under); the game's rules are checked against its
+    own as for the player itself.
     """
 
-    def __init__(self, player: PlayerSpec = "default", temperature: float = 0.1, name: str | None = None) -> None:
+    runs_your_code = True  # its failures are its network's or evaluator's (PlayerFailed.of)
+
+    def __init__(self, player: PlayerSpec = "default", temperature: float = 0.1, name: str | None = None,
+                 rules: RulesLike | None = None) -> None:
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) \
                 or not math.isfinite(temperature) or temperature < 0:
             raise ValueError(f"temperature must be a finite number, 0 or more (points of equity), got {temperature!r}")
-        self.player: Any = load_player(player) if isinstance(player, str) else player
+        self.player: Any = load_player(player, rules) if isinstance(player, str) else player
+        if isinstance(self.player, Sampling):  # a level of a level: the network it samples
+            self.player = self.player.player
         if not callable(getattr(self.player, "evaluate", None)):
             raise TypeError(f"Sampling needs a network player, which values every play in points "
                             f"(a SearchPlayer, or a name such as 'default'), not {player_name(self.player, type(self.player).__name__)}: "
                             "a bot's scores are no equities")
         self.temperature = float(temperature)
         self.name = name or f"{player_name(self.player)} T={self.temperature:g}"
+
+    # What load_player checks against the game's rules, as for the player itself.
+    @property
+    def rules(self) -> Rules | None:
+        """The rules the sampled player searches under."""
+        return getattr(self.player, "rules", None)
+
+    @property
+    def trained_under(self) -> Rules | None:
+        """The rules the sampled network was trained under, when known."""
+        return getattr(self.player, "trained_under", None)
+
+    @property
+    def ply(self) -> int:
+        """The sampled player's search depth."""
+        return int(getattr(self.player, "ply", 0))
 
     def __repr__(self) -> str:
         return f"Sampling({self.player!r}, temperature={self.temperature:g}, name={self.name!r})"
@@ -62,13 +88,17 @@ class Sampling:
         if self.temperature == 0:
             return segment_argmax(values, found.offsets, ties)
         # Gumbel-max: the argmax of value / T plus independent Gumbel noise is a draw from the
-        # softmax of value / T, one draw per position, in one pass over the flat list.
-        return segment_argmax(values / self.temperature + rng.gumbel(size=values.shape), found.offsets)
+        # softmax of value / T, one draw per position, in one pass over the flat list. Each value
+        # is taken from its position's best first, so that no temperature overflows: the best is 0.
+        best = np.repeat(segment_max(values, found.offsets), np.diff(found.offsets))
+        with np.errstate(over="ignore"):  # a tiny temperature: the others -inf, never drawn, as in the limit
+            scaled = (values - best) / self.temperature
+        return segment_argmax(scaled + rng.gumbel(size=values.shape), found.offsets)
 
 
-def level(name: str, player: PlayerSpec = "default") -> Sampling:
+def level(name: str, player: PlayerSpec = "default", rules: RulesLike | None = None) -> Sampling:
     """The difficulty level ``name`` of ``LEVELS`` (``easy``, ``medium``, ``hard``, ``expert``), of
-    the shipped player or another network ``player``."""
+    the shipped player or another network ``player`` (loaded under ``rules``, as ``Sampling``)."""
     if name not in LEVELS:
         raise ValueError(f"no level named {name!r}; the levels are {', '.join(LEVELS)}")
-    return Sampling(player, LEVELS[name], name=name)
+    return Sampling(player, LEVELS[name], name=name, rules=rules)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.levels import Sampling
 from agents.registry import SHIPPED_PLAYER
 from agents.search import SearchPlayer, searched
 from nardy_env import flip, format_npn, legal_afterstates, to_common_point
@@ -26,8 +27,16 @@ def no_ranking(player: Player) -> str:
             "your player an equities(found) method (docs/agents.md)")
 
 
+def _ranking(player: Player) -> Player:
+    """The player whose values rank the plays: a difficulty level's network (it draws its plays by
+    those values), else the player itself."""
+    return player.player if isinstance(player, Sampling) else player
+
+
 def can_rank(player: Player) -> bool:
-    """Whether ``player`` scores plays (a network, or a bot with ``equities``), so it has a ranking."""
+    """Whether ``player`` scores plays (a network, a level of one, or a bot with ``equities``), so it
+    has a ranking."""
+    player = _ranking(player)
     return isinstance(player, SearchPlayer) or callable(getattr(player, "equities", None))
 
 
@@ -80,6 +89,7 @@ def rank_plays(player: Player, npn: str, dice: Sequence[int] | np.ndarray,
     the move filter show their 0-ply equity and probabilities).
     """
     rules = as_rules(rules)
+    player = _ranking(player)
     d1, d2 = parse_dice(list(dice) if not isinstance(dice, list) else dice)
     state, side = parse_live_npn(npn)
     found = legal_afterstates(state[None], np.array([[d1, d2]]), rules)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from agents.levels import LEVELS, Sampling, level
-from agents.search import SearchPlayer
-from nardy_env import Color, initial_states, legal_afterstates, parse_npn
+from agents.search import SearchPlayer, searched
+from nardy_env import Color, Rules, RulesMismatchWarning, initial_states, legal_afterstates, parse_npn
 from nardy_env.players import choose_indices, load_player
 from tests.agents.test_search import LinearEvaluator
 from tests.helpers import npn
@@ -83,3 +84,70 @@ def test_the_levels_of_the_example_file_are_players_by_name_and_play_a_match():
     assert level("expert").temperature == 0
     result = evaluate(easy, "random", games=4, seed=3, workers=1)
     assert result.summary()["games"] == 4
+
+
+def test_a_searching_player_draws_only_among_the_plays_its_move_filter_searched():
+    player = SearchPlayer(LinearEvaluator(3), ply=1, filter_k=3)
+    states, found = _repeated(SPREAD, [6, 3], 300)
+    picks = Sampling(player, 5.0).choose(states, found, np.random.default_rng(1))  # hot: all it may draw
+    kept = np.flatnonzero(searched(player.evaluate(legal_afterstates(states[:1], np.array([[6, 3]])))))
+    assert set(picks.tolist()) == set(kept.tolist()) and len(kept) == 3
+
+
+def test_a_tiny_temperature_is_the_best_play_not_an_overflow():
+    player = SearchPlayer(LinearEvaluator(3))
+    states, found = _repeated(SPREAD, [6, 3], 4)
+    best = player.choose(states, found, np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning would be an error here
+        tiny = Sampling(player, 5e-324).choose(states, found, np.random.default_rng(0))
+    assert np.array_equal(tiny, best) and best[0] != 0
+
+
+def test_a_level_is_checked_against_the_games_rules_as_its_network_is():
+    home = Rules(block_rule="home")
+    with pytest.warns(RulesMismatchWarning, match=r"was trained under rules with block_rule \"ahead\", but plays a "
+                                                  r"game with block_rule \"home\""):
+        load_player(level("easy"), home)
+    with pytest.warns(RulesMismatchWarning, match="its look-ahead does not follow the game's rules"):
+        load_player(Sampling("default@1", 0.1), home)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_player(level("easy"), Rules())  # its own rules: nothing to say
+    with pytest.warns(RulesMismatchWarning, match="never learnt"):
+        hard = level("hard", rules=home)  # loaded under the game's rules: warned of here, once
+    assert hard.rules == home
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_player(hard, home)
+
+
+def test_a_level_of_a_level_samples_the_same_network():
+    inner = SearchPlayer(LinearEvaluator(1))
+    assert Sampling(Sampling(inner, 0.5), 0.1).player is inner
+
+
+def test_a_levels_network_failing_is_its_failure_named_not_a_bug_of_nardys(tmp_path):
+    from nardy_env.players import PlayerFailed
+    from train.evaluate import evaluate
+
+    (tmp_path / "brokenev.py").write_text("class Broken:\n    def outcomes(self, raw):\n"
+                                          "        raise RuntimeError('weights went missing')\n")
+    import sys
+    sys.path.insert(0, str(tmp_path))
+    try:
+        from brokenev import Broken  # type: ignore[import-not-found]
+
+        with pytest.raises(PlayerFailed, match=r"raised RuntimeError: weights went missing .*brokenev.py"):
+            evaluate(Sampling(SearchPlayer(Broken()), 0.1, name="weak"), "random", games=2, seed=1, workers=1)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("brokenev", None)
+
+
+def test_hint_ranks_a_levels_plays_by_the_values_it_draws_them_by():
+    from train.hint import can_rank, rank_plays
+
+    easy = level("easy")
+    assert can_rank(easy)
+    assert rank_plays(easy, SPREAD, [6, 3]) == rank_plays(easy.player, SPREAD, [6, 3])
