@@ -99,7 +99,7 @@ def _path_player(path: Path, base: str, ply: int, rules: Rules | None) -> Player
             raise PolicyError(f"{exc} (to play the checkpoint beside it, name {checkpoint})") from None
     if path.is_file() and path.suffix == ".py":  # meant as a player of one's own, FILE.py:NAME
         raise ValueError(f"{base} is Python code, not a network: name the player in it, {base}:NAME "
-                         "(NAME: the function or class in the file that plays)")
+                         "(NAME: the function, class or player object in the file that plays)")
     if path.is_file() or checkpoint.is_file():
         try:
             from .td import td_player

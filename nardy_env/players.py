@@ -563,7 +563,7 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
     depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if not searched and spec.rpartition("@")[0] else ""
     known = ("random", "race", "heuristic", "default")
-    case_hint = next((f" (names are lower case: {k}?)" for k in known if name.lower() == k and name != k), "")
+    case_hint = next((f" (names are lower case: {spec.lower()}?)" for k in known if name.lower() == k and name != k), "")
     raise PlayerNotFound(
         f"no player named {spec!r}{depth_hint}{case_hint}: give a bot name (random, race, heuristic), default "
         "(the shipped player), a run directory or checkpoint file, an exported policy folder (any of "

@@ -100,7 +100,8 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     (run / "eval.jsonl").write_text("")
     assert "is not a checkpoint" in refused(ship_player.main, [str(run), str(out)])
     assert "is the run itself" in refused(ship_player.main, [str(run), str(run / ".." / "run")])
-    assert "--games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--games", "2001"])
+    said = refused(ship_player.main, [str(run), str(out), "--games", "2001"])
+    assert "--games: must be an even number" in said and said.count("got 2001") == 1  # said once
     from train.evaluate import MAX_GAMES
 
     assert MAX_GAMES == 10_000_000  # the most one match plays, as eval's and MATCH_GAMES's messages say

@@ -391,7 +391,8 @@ def _match_games_problem(games: int) -> str | None:
         return (f"must be an even number >= 2 (games are played in pairs), got {games}"
                 + (f"; {games + 1} would do" if games % 2 and games > 0 else ""))
     if games > MAX_GAMES:
-        return f"must be at most {MAX_GAMES:,} in one match; for more, play several matches with different --seed"
+        return (f"must be at most {MAX_GAMES:,} in one match, got {games:,}; for more, play several matches with "
+                "different --seed")
     return None
 
 
@@ -1005,7 +1006,7 @@ def MATCH_GAMES(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     problem = _match_games_problem(games)
     if problem:
-        raise argparse.ArgumentTypeError(f"{problem}, got {text}")
+        raise argparse.ArgumentTypeError(problem)  # it names the count given
     return games
 
 
@@ -1273,7 +1274,9 @@ def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespa
     who = commands.get(command, parser) if command else parser
     message = f"unrecognized arguments: {' '.join(extra)}"
     option = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
-    if option is not None and command:
+    if option is not None and command and option in _options(who):  # given before the command's name
+        message += f" (options go after the command: nardy {command} ... {option})"
+    elif option is not None and command:
         close = difflib.get_close_matches(option, _options(who), n=1, cutoff=0.7)
         elsewhere = [f"nardy {name}" for name, p in commands.items() if name != command and option in _options(p)]
         if close:

@@ -559,8 +559,8 @@ class _Session:
     def run(self, games: int | None) -> dict[str, int]:
         played = 0
         if self.fresh_seed is not None:
-            self.say(f"(Seed {self.fresh_seed}: nardy play --seed {self.fresh_seed} with the same options "
-                     "gives this session's dice again.)")
+            self.say(f"(Seed {self.fresh_seed}: nardy play --seed {self.fresh_seed} with the same options, "
+                     "and your same plays, gives this session's games again.)")
         try:
             while games is None or played < games:
                 result = self.game()

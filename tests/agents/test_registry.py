@@ -247,6 +247,8 @@ def test_an_unknown_name_is_answered_with_the_names_that_exist(tmp_path, monkeyp
         load_player("nosuch")
     with pytest.raises(PlayerNotFound, match=r"no player named 'Random' \(names are lower case: random\?\)"):
         load_player("Random")
+    with pytest.raises(PlayerNotFound, match=r"\(names are lower case: default@1\?\)"):
+        load_player("DEFAULT@1")
     with pytest.raises(PlayerNotFound, match=r"'default@x' \(after '@' comes a search depth, a whole number "
                                              r"such as 1\)"):
         load_player("default@x")

@@ -899,6 +899,8 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     out = run("moves", START_NPN, "6", "5", "--ply", "1")  # an option of other commands only
     assert out.returncode == 2 and "usage: nardy moves" in out.stderr
     assert "(--ply is an option of nardy hint, nardy play, not of nardy moves)" in out.stderr
+    out = run("--json", "eval", "random", "race")  # the command's own option, before its name
+    assert out.returncode == 2 and "(options go after the command: nardy eval ... --json)" in out.stderr
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
     out = run("moves", START_NPN, "6", "5", "--rules", "")
     assert out.returncode == 2 and "--rules is empty" in out.stderr

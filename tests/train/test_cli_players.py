@@ -245,8 +245,8 @@ def test_play_says_a_fresh_sessions_seed_and_that_seed_plays_the_session_again()
     script = "\n".join(["1", "y"] * 6 + ["quit", "y"]) + "\n"
     fresh = run("play", "--against", "random", "--color", "white", "--games", "1", stdin=script)
     assert fresh.returncode == 0, fresh.stderr
-    seed = re.match(r"\(Seed (\d+): nardy play --seed \1 with the same options gives\s+this\s+session's\s+dice\s+"
-                    r"again\.\)\n", fresh.stdout)  # the first thing said (wrapped to the terminal)
+    seed = re.match(r"\(Seed (\d+): nardy play --seed \1 with the same options,\s+and\s+your\s+same\s+plays,\s+"
+                    r"gives\s+this\s+session's\s+games\s+again\.\)\n", fresh.stdout)  # said first (wrapped)
     assert seed, fresh.stdout[:200]
     again = run("play", "--against", "random", "--color", "white", "--games", "1", "--seed", seed[1], stdin=script)
     assert again.returncode == 0 and "(Seed" not in again.stdout  # a seed given is not said back
