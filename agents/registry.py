@@ -5,6 +5,8 @@
 - an exported policy folder (``policy.onnx`` + ``policy.json``): the exported network.
 - ``default``: the shipped player, ``checkpoints/default`` of the nardy checkout, from any
   directory (a ``default`` path in the current directory comes first).
+- ``easy``, ``medium``, ``hard``, ``expert``: difficulty levels of the shipped player
+  (``agents.levels``).
 - any of these followed by ``@N`` searches N plies deep (``checkpoints/default@1``, ``default@1``).
 """
 
@@ -20,6 +22,7 @@ from nardy_env.players import SHADOWED, Player, search_depth, shadowed
 
 from .bots import BOTS
 from .files import shipped_data
+from .levels import LEVELS
 
 __all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
 
@@ -47,6 +50,13 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
             raise ValueError(f"{base} is a bot and does not search; drop '@{ply}'")
         return BOTS[base]()
     path = Path(base)
+    if base in LEVELS and not path.exists():  # a path of that name here comes first, as for default
+        if ply:
+            raise ValueError(f"{base} is a level of the shipped player, drawn by its 0-ply equities; drop '@{ply}' "
+                             f"(a level of a searching player: agents.levels.Sampling('default@{ply}', T))")
+        from .levels import level
+
+        return level(base, "default", rules)
     if base == "default" and not path.exists():
         if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
             raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
@@ -65,7 +75,7 @@ def player_file(spec: str) -> Path | None:
     base, _ = split_ply(spec)
     if base in BOTS:
         return None
-    path = SHIPPED_PLAYER if base == "default" and not Path(base).exists() else Path(base)
+    path = SHIPPED_PLAYER if base in ("default", *LEVELS) and not Path(base).exists() else Path(base)
     if path.name in ("policy.onnx", "policy.json") and path.is_file():
         path = path.parent
     if path.is_dir():

@@ -562,11 +562,12 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
     depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if not searched and spec.rpartition("@")[0] else ""
-    known = ("random", "race", "heuristic", "default")
+    known = ("random", "race", "heuristic", "default", "easy", "medium", "hard", "expert")
     case_hint = next((f" (names are lower case: {spec.lower()}?)" for k in known if name.lower() == k and name != k), "")
     raise PlayerNotFound(
         f"no player named {spec!r}{depth_hint}{case_hint}: give a bot name (random, race, heuristic), default "
-        "(the shipped player), a run directory or checkpoint file, an exported policy folder (any of "
+        "(the shipped player) or a level of it (easy, medium, hard, expert), a run directory or checkpoint "
+        "file, an exported policy folder (any of "
         "these three with @N to search N plies deep), your own player as FILE.py:NAME or module:NAME, or "
         "the name an installed plugin gives"
     )

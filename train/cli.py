@@ -1090,8 +1090,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
 
-    player_help = ("a bot (random, race, heuristic), default (the shipped player), a run directory or checkpoint, "
-                   "or an exported policy folder; "
+    player_help = ("a bot (random, race, heuristic), default (the shipped player) or a level of it (easy, medium, "
+                   "hard, expert), a run directory or checkpoint, or an exported policy folder; "
                    "append @N to search N plies; your own player as FILE.py:NAME or module:NAME; or a plugin's name")
     ev = sub.add_parser("eval", help="play two players against each other with paired dice",
                         description="Paired-dice match: every game is played twice with the same dice and sides swapped.")

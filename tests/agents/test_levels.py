@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,11 +10,10 @@ import pytest
 from agents.levels import LEVELS, Sampling, level
 from agents.search import SearchPlayer, searched
 from nardy_env import Color, Rules, RulesMismatchWarning, initial_states, legal_afterstates, parse_npn
-from nardy_env.players import choose_indices, load_player
+from nardy_env.players import PlayerNotFound, choose_indices, load_player
 from tests.agents.test_search import LinearEvaluator
 from tests.helpers import npn
 
-ROOT = Path(__file__).resolve().parents[2]
 SPREAD = npn({24: 4, 20: 2, 17: 2, 13: 2, 8: 2, 6: 3}, {12: 9, 9: 2, 4: 2, 2: 2})  # many plays of 6-3
 
 
@@ -76,14 +74,23 @@ def test_sampling_needs_a_player_that_values_plays_in_points():
         level("brutal")
 
 
-def test_the_levels_of_the_example_file_are_players_by_name_and_play_a_match():
+def test_the_levels_are_player_names_and_play_a_match(tmp_path, monkeypatch):
+    from agents.registry import SHIPPED_PLAYER, player_file
     from train.evaluate import evaluate
 
-    easy = load_player(f"{ROOT / 'examples' / 'levels.py'}:easy")
+    easy = load_player("easy")
     assert isinstance(easy, Sampling) and easy.temperature == LEVELS["easy"] and easy.name == "easy"
-    assert level("expert").temperature == 0
-    result = evaluate(easy, "random", games=4, seed=3, workers=1)
+    assert level("expert").temperature == 0 and load_player("hard").temperature == LEVELS["hard"]
+    assert player_file("medium") == player_file("default") and player_file("medium").parent == SHIPPED_PLAYER
+    with pytest.raises(ValueError, match=r"easy is a level of the shipped player, drawn by its 0-ply equities; "
+                                         r"drop '@1'"):
+        load_player("easy@1")
+    result = evaluate("easy", "random", games=4, seed=3, workers=1)
     assert result.summary()["games"] == 4
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "easy").mkdir()  # a folder of that name here comes first, as for default
+    with pytest.raises(PlayerNotFound, match="the folder easy holds neither checkpoint.pt"):
+        load_player("easy")
 
 
 def test_a_searching_player_draws_only_among_the_plays_its_move_filter_searched():
