@@ -22,9 +22,9 @@ from nardy_env.players import SHADOWED, Player, search_depth, shadowed
 
 from .bots import BOTS
 from .files import shipped_data
-from .levels import LEVELS
+from .levels import LEVELS, level
 
-__all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply"]
+__all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply", "is_level", "level_temperature"]
 
 #: The shipped player's folder (a wheel's agents/shipped, or the checkout's checkpoints/default);
 #: the name ``default`` plays it from any directory.
@@ -50,15 +50,17 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
             raise ValueError(f"{base} is a bot and does not search; drop '@{ply}'")
         return BOTS[base]()
     path = Path(base)
-    if base in LEVELS and not path.exists():  # a path of that name here comes first, as for default
+    if is_level(base):
         if ply:
             raise ValueError(f"{base} is a level of the shipped player, drawn by its 0-ply equities; drop '@{ply}' "
                              f"(a level of a searching player: agents.levels.Sampling('default@{ply}', T))")
-        from .levels import level
-
+        if not _has_shipped_player():
+            raise ValueError(f"{base} is a level of the shipped player, {SHIPPED_PLAYER}, which this installation "
+                             "lacks (it comes with a clone of the nardy repository and with nardy's wheel); a level "
+                             f"of another network: agents.levels.level({base!r}, PATH) in your own FILE.py:NAME")
         return level(base, "default", rules)
     if base == "default" and not path.exists():
-        if not ((SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()):
+        if not _has_shipped_player():
             raise ValueError(f"'default' names the shipped player, {SHIPPED_PLAYER}, which this installation "
                              "lacks (it comes with a clone of the nardy repository and with nardy's wheel: name a "
                              "clone's checkpoints/default folder instead)")
@@ -69,13 +71,29 @@ def resolve(spec: str, rules: Rules | None) -> Player | None:
     return _path_player(path, base, ply, rules)
 
 
+def _has_shipped_player() -> bool:
+    return (SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()
+
+
+def is_level(name: str) -> bool:
+    """Whether ``name`` (without ``@N``) names a difficulty level of the shipped player: one of
+    ``agents.levels.LEVELS`` with no file or folder of that name here (which comes first)."""
+    return name in LEVELS and not Path(name).exists()
+
+
+def level_temperature(spec: str) -> float:
+    """The sampling temperature a player name plays at: a level's (``agents.levels.LEVELS``), else
+    0 (the best play): with the network's hash and depth, what tells ``easy`` from ``hard``."""
+    return float(LEVELS[split_ply(spec)[0]]) if is_level(split_ply(spec)[0]) else 0.0
+
+
 def player_file(spec: str) -> Path | None:
     """The file whose network a player name plays (``policy.onnx`` of an exported folder, else the
     checkpoint), for recording which network a result belongs to; None for bots and other names."""
     base, _ = split_ply(spec)
     if base in BOTS:
         return None
-    path = SHIPPED_PLAYER if base in ("default", *LEVELS) and not Path(base).exists() else Path(base)
+    path = SHIPPED_PLAYER if (base == "default" and not Path(base).exists()) or is_level(base) else Path(base)
     if path.name in ("policy.onnx", "policy.json") and path.is_file():
         path = path.parent
     if path.is_dir():

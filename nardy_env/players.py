@@ -558,12 +558,16 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
     if not code and os.path.isdir(name):
         here = ("; a folder named default in the current directory is taken before the shipped player: run "
                 "from another folder, or name the shipped player by its path (checkpoints/default of the "
-                "nardy checkout)" if name == "default" else "")
+                "nardy checkout)" if name == "default" else
+                f"; a folder named {name} in the current directory is taken before the shipped player's level "
+                f"{name}: run from another folder to play the level"
+                if name in ("easy", "medium", "hard", "expert") else "")
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
     depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if not searched and spec.rpartition("@")[0] else ""
     known = ("random", "race", "heuristic", "default", "easy", "medium", "hard", "expert")
-    case_hint = next((f" (names are lower case: {spec.lower()}?)" for k in known if name.lower() == k and name != k), "")
+    case_hint = next((f" (names are lower case: {spec.lower() if k == 'default' else k}?)" for k in known
+                      if name.lower() == k and name != k), "")
     raise PlayerNotFound(
         f"no player named {spec!r}{depth_hint}{case_hint}: give a bot name (random, race, heuristic), default "
         "(the shipped player) or a level of it (easy, medium, hard, expert), a run directory or checkpoint "

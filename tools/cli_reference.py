@@ -20,7 +20,8 @@ INTRO = """# The `nardy` command
 
 Every command and option, as `nardy COMMAND --help` prints it (written by
 `python tools/cli_reference.py`). Players are named the same way everywhere: a
-bot (`random`, `race`, `heuristic`), `default` (the shipped player), a run
+bot (`random`, `race`, `heuristic`), `default` (the shipped player) or a level
+of it (`easy`, `medium`, `hard`, `expert`), a run
 directory or checkpoint file, or an exported policy folder, with `@N` appended
 to search N plies, or your own player as `FILE.py:NAME`
 ([agents.md](agents.md)). Positions are NPN strings ([formats.md](formats.md)).

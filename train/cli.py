@@ -89,6 +89,13 @@ def _is_bot(name: str) -> bool:
     return name == "random" or name in BOTS
 
 
+def _is_level(name: str) -> bool:
+    """A difficulty level of the shipped player (``easy``...): it samples, it does not search."""
+    from agents.registry import is_level
+
+    return is_level(name)
+
+
 def printable(text: str) -> str:
     """``nardy_env._runtime.printable`` (imported here, not where train.cli is imported)."""
     from nardy_env._runtime import printable as escaped
@@ -251,6 +258,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         if split_ply(args.search)[0] != args.search:
             _usage_error(f"nardy bench: --search {args.search}: name the player without @N; --max-ply sets the "
                          "depths measured (0 to N)")
+        if _is_level(args.search):
+            _usage_error(f"nardy bench: --search {args.search}: a level of the shipped player costs what the shipped "
+                         "player's 0-ply does: measure default")
         if not isinstance(searcher[0], SearchPlayer):  # a bot, your own player, a plugin's
             what = "a bot" if _is_bot(args.search) else "that player"
             _usage_error(f"nardy bench: --search {args.search}: {what} does not search; give a network player "
@@ -619,6 +629,10 @@ def _named_hint_player(args: argparse.Namespace, rules):
     if args.ply is not None and base != spec and args.ply != ply:
         _usage_error(f"{_WHO}: {spec} asks for {ply}-ply and --ply for {args.ply}; give the depth once")
     if args.ply is not None:
+        if args.ply and _is_level(base):
+            _usage_error(f"{_WHO}: --ply {args.ply}: {base} is a level of the shipped player, drawn by its 0-ply "
+                         f"equities, and does not search (a level of a searching player: "
+                         f"agents.levels.Sampling('default@{args.ply}', T) in your own FILE.py:NAME)")
         if args.ply and (_is_bot(base) or _own_file(base)):
             what = "a bot" if _is_bot(base) else "your own player"
             _usage_error(f"{_WHO}: --ply {args.ply}: {base} is {what} and does not search; "

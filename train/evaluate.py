@@ -233,7 +233,7 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     source of a FILE.py:NAME player; None for bots, plugins' names and objects)."""
     import nardy_env
     from agents.files import file_sha256
-    from agents.registry import player_file, split_ply
+    from agents.registry import level_temperature, player_file, split_ply
 
     out: dict[str, Any] = {"nardy_version": nardy_env.__version__, "numpy_version": np.__version__}
     for side, player in (("a", player_a), ("b", player_b)):
@@ -243,6 +243,9 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     for side, player in (("a", player_a), ("b", player_b)):  # the same file searched deeper is another player
         ply = split_ply(player)[1] if isinstance(player, str) else getattr(player, "ply", 0)
         out[f"player_{side}_ply"] = int(ply) if isinstance(ply, int) else 0
+    for side, player in (("a", player_a), ("b", player_b)):  # a level of the network is another player too
+        temperature = level_temperature(player) if isinstance(player, str) else getattr(player, "temperature", 0.0)
+        out[f"player_{side}_temperature"] = float(temperature) if isinstance(temperature, int | float) else 0.0
     return out
 
 
@@ -709,9 +712,9 @@ def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> N
     ``race@0``)."""
     from agents.bots import BOTS
     from agents.files import file_sha256
-    from agents.registry import player_file, split_ply
+    from agents.registry import level_temperature, player_file, split_ply
 
-    seen: dict[tuple[str, int], str] = {}
+    seen: dict[tuple[str, int, float], str] = {}
     for player, name in zip(players, names, strict=True):
         if not isinstance(player, str):
             continue
@@ -719,7 +722,8 @@ def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> N
         path = player_file(player)
         if path is None and base not in (*BOTS, "random"):
             continue  # a plugin's or your own file's player: not known to be the same as another
-        key = (file_sha256(path) if path is not None else base, int(ply) if isinstance(ply, int) else 0)
+        key = (file_sha256(path) if path is not None else base, int(ply) if isinstance(ply, int) else 0,
+               level_temperature(player))  # a level of the network is another player: easy is not hard
         if key in seen:
             what = f"one network file, searched {key[1]} plies" if path is not None else "one bot"
             warnings.warn(f"{seen[key]} and {name} are the same player ({what}): their match is even by "

@@ -358,7 +358,11 @@ def _checkpoint_path(player: str | Path) -> Path:
         return path / "checkpoint.pt"
     if not path.exists():
         from agents.bots import BOTS
+        from agents.registry import is_level
 
+        if is_level(text):
+            raise ExportError(f"{text} is a level of the shipped player, not a network of its own: export default, "
+                              "and draw a level from the graph's equity output (docs/policy.md, \"Easier levels\")")
         if text in BOTS or text == "random":  # a bot has no network to export
             raise ExportError(f"{text} is a bot, played by code, not a network: nothing to export (an export "
                               "is a trained network's; give a run directory, a checkpoint file or default)")

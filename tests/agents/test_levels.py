@@ -89,7 +89,8 @@ def test_the_levels_are_player_names_and_play_a_match(tmp_path, monkeypatch):
     assert result.summary()["games"] == 4
     monkeypatch.chdir(tmp_path)
     (tmp_path / "easy").mkdir()  # a folder of that name here comes first, as for default
-    with pytest.raises(PlayerNotFound, match="the folder easy holds neither checkpoint.pt"):
+    with pytest.raises(PlayerNotFound, match="the folder easy holds neither checkpoint.pt .*; a folder named easy in "
+                                             "the current directory is taken before the shipped player's level easy"):
         load_player("easy")
 
 
@@ -158,3 +159,47 @@ def test_hint_ranks_a_levels_plays_by_the_values_it_draws_them_by():
     easy = level("easy")
     assert can_rank(easy)
     assert rank_plays(easy, SPREAD, [6, 3]) == rank_plays(easy.player, SPREAD, [6, 3])
+
+
+def test_a_ladder_of_levels_holds_different_players_and_their_records_say_which():
+    from train.evaluate import _warn_same_players, provenance
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "easy and hard are the same player" would be false
+        _warn_same_players(["easy", "medium", "hard", "default"], ["easy", "medium", "hard", "default"])
+    with pytest.warns(UserWarning, match="default and expert are the same player"):
+        _warn_same_players(["default", "expert"], ["default", "expert"])  # expert is default itself
+    record = provenance("easy", "hard")
+    assert record["player_a_sha256"] == record["player_b_sha256"]  # one network...
+    assert (record["player_a_temperature"], record["player_b_temperature"]) == (0.5, 0.05)  # ...two players
+    assert provenance(Sampling(SearchPlayer(LinearEvaluator()), 0.3), "race")["player_a_temperature"] == 0.3
+    assert provenance("default", "race")["player_a_temperature"] == 0.0
+
+
+def test_a_level_without_the_shipped_player_says_so_by_its_own_name(tmp_path, monkeypatch):
+    import agents.registry
+
+    monkeypatch.setattr(agents.registry, "SHIPPED_PLAYER", tmp_path / "absent")
+    with pytest.raises(ValueError, match=r"easy is a level of the shipped player, .*absent, which this "
+                                         r"installation lacks .*agents.levels.level\('easy', PATH\)"):
+        load_player("easy")
+
+
+def test_levels_on_the_command_line_are_refused_where_they_cannot_serve_with_the_reason(tmp_path):
+    from tests.train.test_cli import run
+
+    out = run("hint", "--player", "easy", "--ply", "1", "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w",
+              "6", "5")
+    assert out.returncode == 2 and ("--ply 1: easy is a level of the shipped player, drawn by its 0-ply equities, "
+                                    "and does not search") in out.stderr
+    out = run("bench", "--search", "hard")
+    assert out.returncode == 2 and "a level of the shipped player costs what the shipped player's 0-ply does" in out.stderr
+    from train.export import ExportError, export_policy
+
+    with pytest.raises(ExportError, match="medium is a level of the shipped player, not a network of its own: "
+                                          "export default"):
+        export_policy("medium", tmp_path / "out")
+    with pytest.raises(PlayerNotFound, match=r"names are lower case: race\?\)"):
+        load_player("Race@1")  # not race@1, which is refused: bots do not search
+    with pytest.raises(PlayerNotFound, match=r"names are lower case: default@1\?\)"):
+        load_player("Default@1")

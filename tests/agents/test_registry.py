@@ -293,3 +293,11 @@ def test_every_bot_is_named_wherever_the_bots_are_listed():
     assert not missing_from, f"the bots are not named everywhere they are listed: {missing_from}"
     listed = "(" + ", ".join(names) + ")"  # the lists for people, in full
     assert listed in str(missing.value) and listed in eval_help.replace("\n", " ")
+    # The levels too: a level added to LEVELS is named wherever the names are listed for people.
+    from agents.levels import LEVELS
+
+    levels = "(" + ", ".join(LEVELS) + ")"
+    lacking = [where for where, text in texts.items() if where != "README.md"
+               and not all(re.search(rf"(?<![\w-])`?\"?{re.escape(n)}\"?`?(?![\w-])", text) for n in LEVELS)]
+    assert not lacking, f"the levels are not named everywhere the players are listed: {lacking}"
+    assert levels in str(missing.value) and levels in eval_help.replace("\n", " ")
