@@ -55,9 +55,9 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.opening not in _OPENINGS:
-            raise RulesError(f"opening must be one of {_OPENINGS}, got {self.opening!r}")
+            raise RulesError(f"opening must be one of {list(_OPENINGS)}, got {self.opening!r}")
         if self.block_rule not in _BLOCK_RULES:
-            raise RulesError(f"block_rule must be one of {_BLOCK_RULES}, got {self.block_rule!r}")
+            raise RulesError(f"block_rule must be one of {list(_BLOCK_RULES)}, got {self.block_rule!r}")
         raw = self.head_exception
         if isinstance(raw, (str, bytes)) or not isinstance(raw, (tuple, list, set, frozenset, np.ndarray)):
             raise RulesError(f"head_exception must be a list of die faces 1..6, got {raw!r}")

@@ -1280,16 +1280,24 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
     return [name for action in parser._actions for name in action.option_strings]
 
 
-def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str],
+                         argv: list[str]) -> None:
     """Arguments no parser took: said by the command's own parser (its usage, ``nardy eval:``),
     with the option most likely meant, or the commands that have one it lacks."""
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     command = getattr(args, "command", None)
     who = commands.get(command, parser) if command else parser
     message = f"unrecognized arguments: {' '.join(extra)}"
-    option = next((a.split("=")[0] for a in extra if a.startswith("--")), None)
-    if option is not None and command and option in _options(who):  # given before the command's name
-        message += f" (options go after the command: nardy {command} ... {option})"
+    token = next((a for a in extra if a.startswith("--")), None)
+    option = token.split("=")[0] if token is not None else None
+    at = argv.index(token) if token in argv else len(argv)  # where the option was given
+    if option is not None and command and option in _options(who):
+        if command in argv and at < argv.index(command):  # the command's own option, before its name
+            message += f" (options go after the command: nardy {command} ... {token})"
+        elif "--" in argv and argv.index("--") < at:
+            message += " (after '--' every argument is a positional one)"
+    elif option == "--version" and command:
+        message += " (the version is nardy --version's)"
     elif option is not None and command:
         close = difflib.get_close_matches(option, _options(who), n=1, cutoff=0.7)
         elsewhere = [f"nardy {name}" for name, p in commands.items() if name != command and option in _options(p)]
@@ -1303,9 +1311,10 @@ def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespa
 def _main(argv: Sequence[str] | None) -> int:
     global _WHO
     parser = build_parser()
-    args, extra = parser.parse_known_args(_npn_args_kept_positional(sys.argv[1:] if argv is None else argv))
+    given = _npn_args_kept_positional(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(given)
     if extra:
-        _refuse_unrecognized(parser, args, extra)
+        _refuse_unrecognized(parser, args, extra, given)
     _WHO = f"nardy {args.command}" if getattr(args, "command", None) else "nardy"
     if isinstance(getattr(args, "position", None), str):
         args.position = args.position.strip()

@@ -162,8 +162,9 @@ class TrainConfig:
         # anything with a path in it is checked when it is loaded.
         try:
             depths = {o: split_ply(o) for o in self.eval_opponents}
-        except ValueError as exc:
-            raise ConfigError(f"eval_opponents: {exc}") from None
+        except ValueError as exc:  # "race@-1: the search depth after '@' is a whole number, 0 or more"
+            raise ConfigError(f"eval_opponents must be player names whose '@N' is a whole number, 0 or more: "
+                              f"{exc}") from None
         unknown = [o for o, (base, _) in depths.items()
                    if base not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
         need(not unknown, "eval_opponents",

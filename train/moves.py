@@ -118,9 +118,12 @@ def moves_record(line: str, rules: RulesLike | None = DEFAULT_RULES, ranked: boo
     options = {key: option for key in request if (option := _stream_option(key)) is not None}
     ranking = {key: option for key, option in options.items() if option != "rules"}
     if ranking and not ranked:  # --ply and the rest are nardy hint's: moves lists plays unranked
+        rules_too = [k for k, o in options.items() if o == "rules"]
         raise ValueError(f"{', '.join(repr(k) for k in ranking)}: nardy moves lists the legal plays without "
                          f"ranking them; to rank them, send the line to nardy hint --jsonl with "
-                         f"{', '.join(STREAM_OPTIONS[o] for o in ranking.values())} on its command line")
+                         f"{', '.join(STREAM_OPTIONS[o] for o in ranking.values())} on its command line"
+                         + (f"; and {rules_too[0]!r} cannot be set per line either (--rules, on either command's "
+                            "command line)" if rules_too else ""))
     if options:
         raise ValueError(f"{', '.join(repr(k) for k in options)} cannot be set per line: such settings apply to "
                          f"the whole stream, as command-line options "

@@ -737,13 +737,17 @@ def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys()
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         with pytest.raises(ValueError, match=f"'{key}' cannot be set per line"):
             train.moves.moves_record(line, ranked=True)  # nardy hint's: every one is its option
-        ranking = key.lower().strip("-")[:2] != "ru"
+        ranking = key.lower().strip("-")[:2] != "ru"  # (a line with rules too is told both: below)
         # nardy moves has --rules only: the ranking's keys send the caller to nardy hint, not to a
         # --ply that nardy moves would refuse.
         with pytest.raises(ValueError, match=("nardy moves lists the legal plays without ranking them; to rank "
                                               "them, send the line to nardy hint --jsonl with --")
                            if ranking else f"'{key}' cannot be set per line"):
             train.moves.moves_record(line)
+    both = json.dumps({"position": START_NPN, "dice": [6, 5], "ply": 1, "rules": {}})
+    with pytest.raises(ValueError, match=r"send the line to nardy hint --jsonl with --ply on its command line; and "
+                                         r"'rules' cannot be set per line either \(--rules"):
+        train.moves.moves_record(both)  # not sent to hint only to be refused there for its rules
     # moves' own answer fed to hint carries "plays"; ids and tags are the caller's.
     for key in ("plays", "reply", "apply", "topic", "topies", "stop", "ruleset", "policy_id", "id", "k" * 100_000):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
@@ -901,6 +905,11 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     assert "(--ply is an option of nardy hint, nardy play, not of nardy moves)" in out.stderr
     out = run("--json", "eval", "random", "race")  # the command's own option, before its name
     assert out.returncode == 2 and "(options go after the command: nardy eval ... --json)" in out.stderr
+    out = run("eval", "random", "race", "--", "--games", "4")  # after the name, but made positional by --
+    assert out.returncode == 2 and "(after '--' every argument is a positional one)" in out.stderr
+    assert "options go after" not in out.stderr
+    out = run("eval", "random", "race", "--version")
+    assert out.returncode == 2 and "(the version is nardy --version's)" in out.stderr
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
     out = run("moves", START_NPN, "6", "5", "--rules", "")
     assert out.returncode == 2 and "--rules is empty" in out.stderr

@@ -55,7 +55,9 @@ def test_unknown_keys_are_named_with_the_key_most_likely_meant(tmp_path):
     ("seed: 18446744073709551616\n", "seed must be a whole number from 0 to 2\\*\\*64 - 1"),  # torch.manual_seed's limit
     ("lr: .inf\n", "lr must be a positive learning rate"),
     ("eval_opponents: [race@1]\n", "bots do not search"),  # not at the first evaluation, hours in
-    ("eval_opponents: [random@-1]\n", "eval_opponents: 'random@-1': the search depth"),
+    ("eval_opponents: [random@-1]\n", "eval_opponents must be player names whose '@N' is a whole number, 0 or "
+                                      "more: 'random@-1': the search depth"),
+    ("rules: {block_rule: x}\n", r"rules: block_rule must be one of \['ahead', 'home'\], got 'x'"),  # a list
     ("lr_final: 0\n", "lr_final must be a positive learning rate"),
     ("log_every_seconds: -1\n", "log_every_seconds"),
     ('name: "run\\e[2J"\n', "name must be a non-empty string without control characters"),  # printed on every start
