@@ -1280,6 +1280,17 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
     return [name for action in parser._actions for name in action.option_strings]
 
 
+def _refuse_options_before_the_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``nardy --games 4 eval ...``: argparse would take ``4`` for the command; say where options go."""
+    if not argv or not argv[0].startswith("-") or argv[0].split("=")[0] in _options(parser):
+        return
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    command = next((a for a in argv if a in commands), None)
+    if command is not None:
+        commands[command].error(f"{argv[0]} comes before the command's name: options go after it, "
+                                f"nardy {command} ... {argv[0]}")
+
+
 def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str],
                          argv: list[str]) -> None:
     """Arguments no parser took: said by the command's own parser (its usage, ``nardy eval:``),
@@ -1291,10 +1302,8 @@ def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespa
     token = next((a for a in extra if a.startswith("--")), None)
     option = token.split("=")[0] if token is not None else None
     at = argv.index(token) if token in argv else len(argv)  # where the option was given
-    if option is not None and command and option in _options(who):
-        if command in argv and at < argv.index(command):  # the command's own option, before its name
-            message += f" (options go after the command: nardy {command} ... {token})"
-        elif "--" in argv and argv.index("--") < at:
+    if option is not None and command and option in _options(who):  # (before the command: refused already)
+        if "--" in argv and argv.index("--") < at:
             message += " (after '--' every argument is a positional one)"
     elif option == "--version" and command:
         message += " (the version is nardy --version's)"
@@ -1312,6 +1321,7 @@ def _main(argv: Sequence[str] | None) -> int:
     global _WHO
     parser = build_parser()
     given = _npn_args_kept_positional(sys.argv[1:] if argv is None else argv)
+    _refuse_options_before_the_command(parser, given)
     args, extra = parser.parse_known_args(given)
     if extra:
         _refuse_unrecognized(parser, args, extra, given)

@@ -904,10 +904,14 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     assert out.returncode == 2 and "usage: nardy moves" in out.stderr
     assert "(--ply is an option of nardy hint, nardy play, not of nardy moves)" in out.stderr
     out = run("--json", "eval", "random", "race")  # the command's own option, before its name
-    assert out.returncode == 2 and "(options go after the command: nardy eval ... --json)" in out.stderr
+    assert out.returncode == 2 and "--json comes before the command's name: options go after it" in out.stderr
     out = run("eval", "random", "race", "--", "--games", "4")  # after the name, but made positional by --
     assert out.returncode == 2 and "(after '--' every argument is a positional one)" in out.stderr
     assert "options go after" not in out.stderr
+    out = run("--games", "4", "eval", "random", "race")  # not "invalid choice: '4'"
+    assert out.returncode == 2 and ("--games comes before the command's name: options go after it, nardy eval ... "
+                                    "--games") in out.stderr and "usage: nardy eval" in out.stderr
+    assert run("--version").returncode == 0 and run("-h").returncode == 0  # nardy's own options stay where they are
     out = run("eval", "random", "race", "--version")
     assert out.returncode == 2 and "(the version is nardy --version's)" in out.stderr
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
