@@ -84,7 +84,8 @@ def is_level(name: str) -> bool:
 def level_temperature(spec: str) -> float:
     """The sampling temperature a player name plays at: a level's (``agents.levels.LEVELS``), else
     0 (the best play): with the network's hash and depth, what tells ``easy`` from ``hard``."""
-    return float(LEVELS[split_ply(spec)[0]]) if is_level(split_ply(spec)[0]) else 0.0
+    base = split_ply(spec)[0]
+    return float(LEVELS[base]) if is_level(base) else 0.0
 
 
 def player_file(spec: str) -> Path | None:

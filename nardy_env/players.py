@@ -454,6 +454,11 @@ class FunctionPlayer:
         return self._fn(states, found, rng, **{name: given[name] for name in self._takes})
 
 
+_LEVEL_NAMES = ("easy", "medium", "hard", "expert")
+"""agents.levels.LEVELS' names, for this layer's messages (it does not import agents; a test keeps
+the two alike)."""
+
+
 def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Player:
     """A player from a name (``random``, a bot name, a checkpoint, a policy folder), a player
     object (with ``choose``), or a plain function ``f(states, found, rng) -> indices``.
@@ -561,11 +566,11 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                 "nardy checkout)" if name == "default" else
                 f"; a folder named {name} in the current directory is taken before the shipped player's level "
                 f"{name}: run from another folder to play the level"
-                if name in ("easy", "medium", "hard", "expert") else "")
+                if name in _LEVEL_NAMES else "")
         raise PlayerNotFound(f"no player named {spec!r}: the folder {name} holds neither checkpoint.pt (a run "
                              f"directory) nor policy.onnx and policy.json (an exported policy folder){here}")
     depth_hint = " (after '@' comes a search depth, a whole number such as 1)" if not searched and spec.rpartition("@")[0] else ""
-    known = ("random", "race", "heuristic", "default", "easy", "medium", "hard", "expert")
+    known = ("random", "race", "heuristic", "default", *_LEVEL_NAMES)
     case_hint = next((f" (names are lower case: {spec.lower() if k == 'default' else k}?)" for k in known
                       if name.lower() == k and name != k), "")
     raise PlayerNotFound(

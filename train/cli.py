@@ -1280,11 +1280,16 @@ def _options(parser: argparse.ArgumentParser) -> list[str]:
     return [name for action in parser._actions for name in action.option_strings]
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The command parsers of ``nardy``, by name."""
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
 def _refuse_options_before_the_command(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """``nardy --games 4 eval ...``: argparse would take ``4`` for the command; say where options go."""
     if not argv or not argv[0].startswith("-") or argv[0].split("=")[0] in _options(parser):
         return
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    commands = _commands(parser)
     command = next((a for a in argv if a in commands), None)
     if command is not None:
         commands[command].error(f"{argv[0]} comes before the command's name: options go after it, "
@@ -1295,7 +1300,7 @@ def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespa
                          argv: list[str]) -> None:
     """Arguments no parser took: said by the command's own parser (its usage, ``nardy eval:``),
     with the option most likely meant, or the commands that have one it lacks."""
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    commands = _commands(parser)
     command = getattr(args, "command", None)
     who = commands.get(command, parser) if command else parser
     message = f"unrecognized arguments: {' '.join(extra)}"

@@ -130,6 +130,12 @@ def test_a_level_is_checked_against_the_games_rules_as_its_network_is():
         load_player(hard, home)
 
 
+def test_the_game_layer_names_the_levels_agents_defines():
+    from nardy_env.players import _LEVEL_NAMES
+
+    assert _LEVEL_NAMES == tuple(LEVELS)
+
+
 def test_a_level_of_a_level_samples_the_same_network():
     inner = SearchPlayer(LinearEvaluator(1))
     assert Sampling(Sampling(inner, 0.5), 0.1).player is inner
