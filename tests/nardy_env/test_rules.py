@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nardy_env import START_NPN, Rules, flip, initial_states, outcome, parse_npn
+from nardy_env import DEFAULT_RULES, START_NPN, Rules, flip, initial_states, legal_afterstates, outcome, parse_npn
 from nardy_env.core import legal_continuations
 from nardy_env.game import opening_roll
 from tests.helpers import board, npn, off, plays, results
@@ -465,6 +465,69 @@ def test_resignation_without_mars_article_50_7():
         resignation_points(six[None])
     with pytest.raises(StateError, match="game is over"):
         resignation_points(flip(parse_npn("0," * 11 + "-15," + "0," * 11 + "0:15,0:b")[0]))
+
+
+def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_once_out_of_contact():
+    from nardy_env.game import resignation_points
+
+    # 7 on point 3, 4 on 4, 4 on 6: 5-5 bears nothing off this turn (the 5s must move 6/1 inside
+    # home), but whatever is rolled, a checker comes off within two turns.
+    mine = "0,0,7,4,0,4,0,0,0,0,0,0"
+    home, _ = parse_npn(f"{mine},-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")  # black needs 4 turns at least
+    assert resignation_points(home) == 1 and resignation_points(home, [5, 5]) == 1
+    # Black can finish in one turn (4 checkers left, a double): only this roll counts.
+    near, _ = parse_npn(f"{mine},-4,0,0,0,0,0,0,0,0,0,0,0:0,11:w")
+    assert resignation_points(near) == 2 and resignation_points(near, [5, 5]) == 2
+    assert resignation_points(near, [2, 1]) == 1  # 3/1/off: secured by the dice just rolled
+    # 8 checkers left: black needs 2 turns, white's next turn is the one that counts.
+    two, _ = parse_npn(f"{mine},-8,0,0,0,0,0,0,0,0,0,0,0:0,7:w")
+    assert resignation_points(two) == 1
+    # A black checker still to pass white's: its plays could block the way, so only this roll counts.
+    contact, _ = parse_npn("0,0,7,4,0,4,0,0,-1,0,0,0,-14,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
+    assert resignation_points(contact) == 2 and resignation_points(contact, [2, 1]) == 1
+    # Black outside its home: under the home block rule a block of white's could turn illegal as
+    # black moves, so only this roll counts; under the sports code black is past white for good.
+    outside, _ = parse_npn(f"{mine},0,0,0,0,0,0,0,0,-15,0,0,0:0,0:w")
+    assert resignation_points(outside) == 1
+    assert resignation_points(outside, rules=Rules(block_rule="home")) == 2
+    # 15 on point 6 is not certain even over three turns: 5-4, then 4-4 twice, moves inside home.
+    six, _ = parse_npn("0,0,0,0,0,15,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
+    assert resignation_points(six) == 2 and resignation_points(six, [5, 4]) == 2
+
+
+def test_the_look_ahead_of_resignation_agrees_with_a_plain_recursion():
+    # The batched look-ahead against the definition written out: every roll has a play that
+    # bears off now, or one from which the next turns are sure.
+    from functools import lru_cache
+
+    from nardy_env.game import ROLLS, _sure_to_bear_off
+
+    @lru_cache(maxsize=None)
+    def sure(key: bytes, turns: int) -> bool:
+        row = np.frombuffer(key, dtype=np.int8)
+        for roll in ROLLS:
+            found = legal_afterstates(row[None], roll[None])
+            if (found.states[:, 24] > 0).any():
+                continue
+            if turns == 1 or not any(sure(s.tobytes(), turns - 1) for s in found.states):
+                return False
+        return True
+
+    rng = np.random.default_rng(1)
+    seen = {True: 0, False: 0}
+    for k in range(40):
+        s = np.zeros(26, dtype=np.int8)
+        outside = int(rng.integers(0, 3))
+        for _ in range(15 - outside):
+            s[rng.integers(0, 6)] += 1
+        for _ in range(outside):
+            s[rng.integers(6, 9)] += 1
+        s[12] = -15
+        for turns in ((1, 2, 3) if k < 6 else (1, 2)):
+            expected = sure(s.tobytes(), turns)
+            assert bool(_sure_to_bear_off(s[None], turns, DEFAULT_RULES)[0]) == expected, (s[:12], turns)
+            seen[expected] += 1
+    assert min(seen.values()) > 10  # both answers met
 
 
 def test_rules_differences_name_only_the_keys_that_differ_with_both_values():
