@@ -1146,10 +1146,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play Long Nardy in the terminal. On your turn type a play as moves in common point "
                     "numbers ('24/18 18/13'; '6/off' or '6/0' bears off) or the number of a play from the list, "
                     "then confirm it (y or Enter), undo it or type another. Commands: list, hint (the opponent's "
-                    "ranking of your plays), read (the position in words, for a screen reader), npn (the position), "
-                    "resign, quit, help. Resigning concedes a single game when you have borne "
-                    "a checker off or the roll lets you (RULES.md 50.7), else the mars. The score is kept "
-                    "over the games of the session.")
+                    "ranking of your plays, or the shipped player's when the opponent scores none), read (the "
+                    "position in words, for a screen reader), npn (the position), resign, quit, help. Resigning "
+                    "concedes a single game when you have borne a checker off or are sure to bear one off before "
+                    "the opponent finishes, whatever is rolled (RULES.md 50.7), else the mars. A game won is an oin "
+                    "(1 point) when the loser has borne off a checker, a mars (2 points) when not. The score "
+                    "is kept over the games of the session.")
     play.add_argument("--against", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     play.add_argument("--ply", type=PLY, default=None,
                       help="the opponent's search depth (default: the @N of its name, else 0)")

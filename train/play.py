@@ -5,7 +5,8 @@ as moves in common point numbers (``24/18 18/13``; ``off`` or ``0`` to bear
 off; ``24-18`` works too, and one checker's moves in any order), or the number
 of a play from the list. You then see the board and confirm it, undo it or
 type another play. Other commands: ``list`` (the legal plays again), ``hint``
-(the opponent's ranking of your plays), ``npn`` (the position as an NPN
+(the opponent's ranking of your plays, or the shipped player's when the
+opponent does not score them), ``npn`` (the position as an NPN
 string), ``resign``, ``quit``, ``help``.
 
 Plays are listed sorted by their moves, in columns; a typed play that cannot
@@ -13,8 +14,9 @@ be legal is refused with the reason (no checker there, backwards, a distance
 the dice cannot make, bearing off too early, or the whole-turn rules).
 
 Resigning (at your turn, after the roll) concedes a single game, 1 point,
-when you have borne a checker off or the roll lets you bear one off (RULES.md,
-article 50.7: resignation without mars); otherwise it concedes the mars,
+when you have borne a checker off or are sure to bear one off before the
+opponent bears off its last, whatever is rolled (RULES.md, article 50.7:
+resignation without mars; ``nardy_env.game.resignation_points``); otherwise it concedes the mars,
 2 points. ``resign`` and ``quit`` ask for a ``y`` first. The confirmation
 prompt takes ``y`` (or Enter) to play, ``undo`` (or ``n``) to choose again,
 and ``resign`` / ``quit`` as at the play prompt.
@@ -22,6 +24,7 @@ and ``resign`` / ``quit`` as at the play prompt.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -73,14 +76,20 @@ def help_text(side: Color) -> str:
         "way), "
         "or the number of a play from the list.",
         ROUTES[side],
-        "Commands: list (the plays again), hint (the opponent's ranking of your plays), read (the position "
+        "Commands: list (the plays again), hint (your plays ranked by the opponent, or by the shipped player "
+        "when the opponent does not score them), read (the position "
         "in words, for a screen reader), npn (the position, for nardy hint), resign, quit, help. After choosing, confirm with y (or Enter), undo, or type "
         "another play."))
 
 
+def line_width() -> int:
+    """Columns a line may take: the terminal's less one (79 when output is not a terminal), 99 at most."""
+    return min(shutil.get_terminal_size((80, 24)).columns, 100) - 1
+
+
 def wrap(text: str) -> str:
     """A paragraph broken into lines that fit the terminal (79 columns when it is not one, 99 at most)."""
-    width = min(shutil.get_terminal_size((80, 24)).columns, 100) - 1
+    width = line_width()
     # A word wider than the line (a position string, for nardy hint) stays whole, to be copied.
     return textwrap.fill(text, width=max(width, 30), break_on_hyphens=False, break_long_words=False)
 
@@ -91,6 +100,10 @@ class _Quit(Exception):
 
 YES = ("y", "yes", "д", "да")
 """Answers taken for yes at every [y/N] prompt (a Russian keyboard's too)."""
+
+AMBIGUOUS = ("н",)
+"""Asked again: 'н' begins 'нет' (no), and it is what the y key types on a Russian keyboard."""
+AMBIGUOUS_ANSWER = "н is the y key on a Russian keyboard, and the start of нет: answer y or n (да or нет)."
 
 
 MAX_INPUT = 200
@@ -108,8 +121,16 @@ def _is_choice(text: str) -> bool:
     return True
 
 
-def parse_play(text: str) -> list[tuple[int, int]]:
-    """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong.
+EXAMPLES = {
+    Color.WHITE: "13/7, 13/7/1, 13/7(2) or 3/off",
+    Color.BLACK: "12/6, 12/6/1, 24/18(2) or 15/off",
+}
+"""Moves in the error for text that is not one: forward for the side to move."""
+
+
+def parse_play(text: str, side: Color = Color.WHITE) -> list[tuple[int, int]]:
+    """``"24/18 18/13"`` -> [(24, 18), (18, 13)]; raises ValueError saying what is wrong
+    (with examples of moves for ``side``, the side to move).
 
     Also ``"24/18/13"`` (one checker through a point), ``"13/7(2)"`` (two checkers),
     ``"24-18"`` and ``"24.18"`` (the '/' key of a Russian keyboard layout types '.');
@@ -125,9 +146,9 @@ def parse_play(text: str) -> list[tuple[int, int]]:
         m = _MOVE.match(token.lower())
         if not m and ("*" in token or "bar" in token.lower()):
             raise ValueError(f"'{token}': long nardy has no hitting and no bar (a checker never lands on "
-                             "the opponent's); write moves as FROM/TO, e.g. 13/7")
+                             f"the opponent's); write moves as FROM/TO, e.g. {EXAMPLES[side].split(',')[0]}")
         if not m:
-            raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. 13/7, 13/7/1, 13/7(2) or 3/off")
+            raise ValueError(f"'{token}' is not a move; write moves as FROM/TO, e.g. {EXAMPLES[side]}")
         stops = [int(m.group(1))] + [0 if p == "off" else int(p) for p in m.group(2).split("/")[1:]]
         if any(p == 0 for p in stops[1:-1]):
             raise ValueError(f"'{token}': a checker borne off goes no further")
@@ -160,6 +181,7 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
     """
     state, side = parse_npn(npn)
     mine = [max(int(v), 0) for v in state[:24]]  # personal points 1..24 as indices 0..23
+    there = list(mine)  # before any move of the play
     colour = "white" if side == Color.WHITE else "black"
     faces = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
     reach = sorted({sum(c) for k in range(1, len(faces) + 1) for c in combinations(faces, k)})
@@ -167,10 +189,14 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
         # Personal <-> common is a shift by 12 points, its own inverse (0, off, stays 0).
         a, b = int(to_common_point(src, side)), int(to_common_point(dst, side))
         name = f"{src}/{'off' if dst == 0 else dst}"
+        if mine[a - 1] == 0 and there[a - 1]:
+            n = there[a - 1]
+            return (f"{name} needs another {colour} checker on {src}: the {n if n > 1 else 'one'} there "
+                    f"{'are' if n > 1 else 'is'} moved already by the moves before it")
         if mine[a - 1] == 0:
             return f"there is no {colour} checker on {src} for {name}"
         if b == a:
-            return f"{name} moves 0 points"
+            return f"{name} does not move the checker"
         if b > a:
             return f"{name} goes backwards: {ROUTES[side].rstrip('.')}"
         if b and state[b - 1] < 0:
@@ -187,7 +213,7 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
                 return (f"{name}: a die larger than {a} bears off from {src} only when no checker of yours "
                         f"stands higher in your home (one is on {to_common_point(higher[-1], side)})")
         elif a - b not in reach:
-            return f"{name} is {a - b} points; with {dice[0]}-{dice[1]} a checker moves {', '.join(map(str, reach))}"
+            return f"{name} is {a - b} point{'s' * (a - b > 1)}; with {dice[0]}-{dice[1]} a checker moves {', '.join(map(str, reach))}"
         held = _stops_held(state, a, b, faces)
         if held:
             where = " or ".join(str(to_common_point(p, side)) for p in held)
@@ -318,13 +344,14 @@ class _Session:
         self.said = 0  # lines said so far: whether the last thing on screen is the board of a play
         self.previewed = -1  # self.said just after the board of the play being confirmed
         self.score = {"you": 0, "opponent": 0}
+        self.fallback: Player | None = None  # ranks plays for a hint when the opponent does not
 
     def say(self, text: str = "") -> None:
         """One message: control characters escaped (an error may quote what was typed, and an
         escape sequence typed must not drive the terminal); a one-line message longer than the
         terminal is wide wrapped at words (boards and lists are drawn to fit already)."""
         text = printable(text)
-        if "\n" not in text and len(text) > min(shutil.get_terminal_size((80, 24)).columns, 100) - 1:
+        if "\n" not in text and len(text) > line_width():
             text = wrap(text)
         print(text, file=self.out, flush=True)
         self.said += 1
@@ -385,7 +412,7 @@ class _Session:
                 chosen = plays[k - 1]
             else:
                 try:
-                    moves = parse_play(text)
+                    moves = parse_play(text, side)
                 except ValueError as exc:
                     self.say(f"{exc}. Type 'help' for how to enter a play.{dropped}")
                     continue
@@ -416,7 +443,10 @@ class _Session:
                     return None
                 if leaving is False:  # resign or quit declined: ask again
                     continue
-                if answer in ("undo", "u", "n", "no", "н", "нет") or _is_choice(answer):
+                if answer in AMBIGUOUS:
+                    self.say(AMBIGUOUS_ANSWER)
+                    continue
+                if answer in ("undo", "u", "n", "no", "нет") or _is_choice(answer):
                     break
                 if answer == "read":  # the position previewed, not the one before the play
                     self.say(f"After your play {format_move_sequence(chosen['moves'])} ({then}): "
@@ -429,6 +459,7 @@ class _Session:
             if not _is_choice(answer):
                 self.say("Undone; the turn starts again.")
                 self.say(board_text(state, side, dice.tolist()))
+                self.list_plays(plays)
                 continue
             pending = answer  # another play or list number: chosen instead, at the play prompt
 
@@ -443,40 +474,55 @@ class _Session:
         elif text == "read":
             self.say(board_words(*parse_npn(npn), dice.tolist()))
         else:
-            self.say(f"{npn}  (dice {dice[0]}-{dice[1]}; for nardy hint or nardy moves)")
+            changes = self.rules.changes()
+            rules = f" --rules '{json.dumps(changes)}'" if changes else ""
+            # The command on a line of its own, never wrapped: to be copied whole.
+            self.say(f"{npn}  (dice {dice[0]}-{dice[1]}); to see your plays ranked:\n"
+                     f"  nardy hint \"{npn}\" {dice[0]} {dice[1]}{rules}")
 
     def list_plays(self, plays: list[dict]) -> None:
         """The numbered plays, in columns (read down) to fit the terminal."""
         width = len(str(len(plays)))
         cells = [f"{n:>{width}}. {format_move_sequence(p['moves'])}" for n, p in enumerate(plays, 1)]
         cell = max(len(c) for c in cells) + 3
-        columns = max(1, min(4, (shutil.get_terminal_size((100, 24)).columns - 2) // cell))
+        columns = max(1, min(4, (line_width() - 2 + 3) // cell))  # the last column needs no gap after it
         rows = -(-len(cells) // columns)
         self.say(f"{len(plays)} legal play{'' if len(plays) == 1 else 's'}:")
         for r in range(rows):
             self.say("  " + "".join(c.ljust(cell) for c in cells[r::rows]).rstrip())
 
     def hint(self, npn: str, dice: np.ndarray, plays: list[dict]) -> None:
-        """The opponent's ranking of the human's plays, numbered as in the list."""
-        from train.hint import can_rank, rank_plays
+        """A ranking of the human's plays, numbered as in the list: the opponent's, or the shipped
+        player's (else heuristic's) when the opponent does not score plays or rates them all the same."""
+        from train.hint import can_rank
 
         if len(plays) == 1:
             self.say("There is only one legal play.")
             return
-        if not can_rank(self.opponent):
-            self.say(f"{self.opponent_name} chooses plays without scoring them: no hint.")
-            return
-        try:
-            ranked = rank_plays(self.opponent, npn, dice.tolist(), self.rules)
-        except PlayerFailed as exc:  # its equities(), not its play: the game goes on
-            self.say(wrap(f"No hint: {exc}"))
-            return
-        if all(e["equity"] == ranked[0]["equity"] for e in ranked):
-            self.say(f"{self.opponent_name} rates every play the same: no hint.")
-            return
+        ranker, name, ranked = self.opponent, self.opponent_name, None
+        why = ""
+        if can_rank(self.opponent):
+            ranked = self._ranked(self.opponent, npn, dice)
+            if ranked is None:
+                return
+            if all(e["equity"] == ranked[0]["equity"] for e in ranked):
+                why = f"{self.opponent_name} rates every play the same"
+                ranked = None
+        else:
+            why = f"{self.opponent_name} chooses plays without scoring them"
+        if ranked is None:
+            ranker = self._fallback_ranker()
+            name = player_name(ranker, "the bot")
+            ranked = self._ranked(ranker, npn, dice)
+            if ranked is None:
+                return
+            if all(e["equity"] == ranked[0]["equity"] for e in ranked):
+                self.say(f"{why}, and so does {name}: no hint.")
+                return
+            self.say(f"{why}; {name} ranks them instead.")
         number = {p["result"]: n for n, p in enumerate(plays, 1)}
         label = "equity" if "outcomes" in ranked[0] else "score"
-        self.say(f"{self.opponent_name}'s ranking, best first ({label}, higher is better for you; each "
+        self.say(f"{name}'s ranking, best first ({label}, higher is better for you; each "
                  "play keeps its number in the list: type it to choose the play):")
         for entry in ranked[:5]:  # not numbered by rank: a rank typed would choose another play
             self.say(f"  #{number[entry['result']]:<3} {format_move_sequence(entry['moves']):<26} "
@@ -484,18 +530,47 @@ class _Session:
         if len(ranked) > 5:
             self.say(f"  ... and {len(ranked) - 5} more")
 
+    def _ranked(self, ranker: Player, npn: str, dice: np.ndarray) -> list[dict] | None:
+        """``ranker``'s ranking of the plays, or None when it failed (said; the game goes on)."""
+        from train.hint import rank_plays
+
+        try:
+            return rank_plays(ranker, npn, dice.tolist(), self.rules)
+        except PlayerFailed as exc:  # its equities(), not its play: the game goes on
+            self.say(wrap(f"No hint: {exc}"))
+            return None
+
+    def _fallback_ranker(self) -> Player:
+        """The player that ranks plays for a hint when the opponent does not: the shipped player
+        (``default``) where it is installed, else the heuristic bot; loaded once, on first use."""
+        if self.fallback is None:
+            import warnings
+
+            from nardy_env import RulesMismatchWarning
+            from nardy_env.players import load_player
+            from train.hint import default_player_spec
+
+            spec = default_player_spec()
+            with warnings.catch_warnings():  # a hint under other rules than it learnt: still a ranking
+                warnings.simplefilter("ignore", RulesMismatchWarning)
+                self.fallback = load_player(spec, self.rules)
+            if spec != "heuristic":
+                self.fallback.name = "the shipped player"  # type: ignore[attr-defined]  # not a path
+        return self.fallback
+
     def resign_or_quit(self, text: str, state: np.ndarray, dice: np.ndarray) -> bool | None:
         """``resign`` or ``quit`` typed at any prompt, confirmed first: True to resign now
         (``quit`` confirmed ends the session), False if declined, None for other text."""
         if text == "resign":
             points = resignation_points(state, dice, self.rules)
             why = ("a single game: your escape from mars is secured" if points == 1
-                   else "mars: you have borne off nothing and this roll bears nothing off")
+                   else "mars: you have borne off nothing, and the dice could keep you from bearing a "
+                        "checker off before your opponent bears off its last")
             # The reason said first, fitted to the terminal; the question itself stays short.
             self.say(wrap(f"To resign now is to lose {points} point{'s' * (points > 1)} ({why})."))
             answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)}? [y/N] ")
             return answer.lower() in YES
-        if text == "quit":
+        if text in ("quit", "exit", "q"):
             self.say(wrap("To quit abandons the game in progress: it is not scored."))
             if self.ask("quit? [y/N] ").lower() in YES:
                 raise _Quit()
@@ -547,10 +622,13 @@ class _Session:
                 kind = "mars" if points == 2 else "oin"
                 winner = "White" if side == Color.WHITE else "Black"
                 self.say(board_text(flip(after), side.other, caption=f"Game over: {winner} wins"))
+                loser = "black" if side == Color.WHITE else "white"
+                why = (f"{loser} bore off no checker" if points == 2
+                       else f"{loser} had borne off a checker; with none, a mars scores 2")
                 if side == human:
-                    self.say(f"You win by {kind}: {points} point{'s' * (points > 1)}.")
+                    self.say(f"You win by {kind}: {points} point{'s' * (points > 1)} ({why}).")
                     return {"you": points, "opponent": 0}
-                self.say(f"{self.opponent_name} wins by {kind}: {points} point{'s' * (points > 1)}.")
+                self.say(f"{self.opponent_name} wins by {kind}: {points} point{'s' * (points > 1)} ({why}).")
                 return {"you": 0, "opponent": points}
             state = flip(after)
             side = side.other
@@ -584,8 +662,11 @@ class _Session:
             answer = self.ask(prompt).lower()
             if answer in YES:
                 return True
-            if answer in ("", "n", "no", "н", "нет"):
+            if answer in ("", "n", "no", "нет"):
                 return False
+            if answer in AMBIGUOUS:
+                self.say(AMBIGUOUS_ANSWER)
+                continue
             self.say("Answer y or n.")
 
 

@@ -16,7 +16,7 @@ from train.moves import legal_plays
 from train.play import play_session
 
 _DICE = re.compile(r"to move, dice (\d)-(\d)")
-_END = re.compile(r"(You|random) wins? by (oin|mars): (\d) points?\.")
+_END = re.compile(r"(You|random) wins? by (oin|mars): (\d) points? \((white|black) (bore off no checker|had borne off a checker)")
 _SCORE = re.compile(r"Score: you (\d+), random (\d+) after 1 game\.")
 
 
@@ -210,7 +210,7 @@ def test_a_game_won_by_mars_scores_two_points(monkeypatch):
     answers = iter(["6/off 1/off", ""])
     score = play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(answers) + "\n",
                          out=out)
-    assert "You win by mars: 2 points." in out.getvalue()
+    assert "You win by mars: 2 points (black bore off no checker)." in out.getvalue()
     assert score == {"you": 2, "opponent": 0}
 
 
@@ -258,7 +258,7 @@ def test_typed_play_notation_and_the_reasons_a_play_is_refused():
     with pytest.raises(ValueError, match="'6/off/3': a checker borne off goes no further"):
         parse_play("6/off/3")
     assert "ends on 12, which the opponent holds" in why_not_legal(start, [6, 6], [(24, 12)])
-    assert "moves 0 points" in why_not_legal(start, [6, 5], [(24, 24)])
+    assert "24/24 does not move the checker" in why_not_legal(start, [6, 5], [(24, 24)])
     # One checker's start and end, home and off with both dice: 7/3 3/off typed as 7/off.
     near_home = "9,1,4,0,0,0,1,0,0,0,0,0,-5,0,0,0,0,0,0,0,0,0,0,0:0,10:w"
     assert why_not_legal(near_home, [4, 3], [(7, 0)]) is None
@@ -353,10 +353,28 @@ def _hint_then_quit(opponent: Recorder) -> str:
     return out.getvalue()
 
 
-def test_hint_against_a_player_that_cannot_rank_says_so():
+def test_hint_against_a_player_that_cannot_rank_shows_the_shipped_players_ranking():
     text = _hint_then_quit(Recorder())  # a random player, which scores nothing
-    assert "random chooses plays without scoring them: no hint." in text
+    assert "random chooses plays without scoring them; the shipped player ranks them instead." in _flat(text)
+    assert "the shipped player's ranking, best first (equity, higher is better for you;" in _flat(text)
+    assert re.search(r"\n  #\d+ +\S.*\S +[-+]\d\.\d{3}\n", text)
     assert "Bye. Score: you 0, random 0." in text
+
+
+def test_hint_when_the_opponent_rates_every_play_the_same_asks_the_shipped_player(monkeypatch):
+    import train.hint
+
+    class Flat(Recorder):
+        def equities(self, found):
+            return np.zeros(len(found.states))
+
+    text = _hint_then_quit(Flat())
+    assert "random rates every play the same; the shipped player ranks them instead." in _flat(text)
+    # Without the shipped player, the heuristic bot ranks them.
+    monkeypatch.setattr(train.hint, "default_player_spec", lambda: "heuristic")
+    text = _hint_then_quit(Flat())
+    assert "random rates every play the same; heuristic ranks them instead." in _flat(text)
+    assert "heuristic's ranking, best first (score," in _flat(text)
 
 
 def test_hint_against_a_player_whose_equities_are_not_numbers_says_why_and_the_game_goes_on():
@@ -540,3 +558,91 @@ def test_every_legal_play_typed_as_listed_or_reversed_is_accepted_as_its_own_res
                 assert _apply_common(npn, typed_moves) == play["result"], (npn, dice, moves)
                 checked += 1
     assert checked > 1000
+
+
+def test_the_list_of_plays_fits_the_width_messages_are_wrapped_to(monkeypatch):
+    # Output that is no terminal (a pipe, a notebook) once had its list drawn 100 columns wide and
+    # then each line wrapped at 79: a play's moves split over two lines.
+    from train.play import _Session
+
+    npn = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,2,2,2,0,2,2,2,3:0,0:w"
+    plays = sorted(legal_plays(npn, [1, 1]), key=lambda p: p["moves"])
+    for columns in (None, "60", "80", "130"):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        width = min(int(columns or 80), 100) - 1
+        out = io.StringIO()
+        _Session(RandomPlayer(), Color.WHITE, Rules(), 1, read=input, out=out).list_plays(plays)
+        rows = out.getvalue().splitlines()[1:]
+        numbers = [int(n) for row in rows for n in re.findall(r"(?:^|\s)(\d+)\. ", row)]
+        assert all(re.match(r"^ +\d+\. ", row) and len(row) <= width for row in rows), (columns, rows)
+        assert sorted(numbers) == list(range(1, len(plays) + 1)) and len(plays) > 20
+        assert len(rows) < len(plays) or width < 62  # in columns, where two fit
+
+
+def test_messages_for_typed_plays_fit_the_side_and_the_count():
+    from train.play import parse_play, why_not_legal
+
+    with pytest.raises(ValueError, match=r"e\.g\. 12/6, 12/6/1, 24/18\(2\) or 15/off$"):
+        parse_play("exit now", Color.BLACK)  # black's moves, forward for black
+    with pytest.raises(ValueError, match=r"e\.g\. 13/7, 13/7/1, 13/7\(2\) or 3/off$"):
+        parse_play("exit now")
+    one_on_18 = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,1,0,0,0,0,0,14:0,0:w"
+    assert why_not_legal(one_on_18, [1, 1], parse_play("18/17(4)")) == (
+        "18/17 needs another white checker on 18: the one there is moved already by the moves before it")
+    assert "24/23 is 1 point; with 6-5 a checker moves 5, 6, 11" in why_not_legal(one_on_18, [6, 5], [(24, 23)])
+
+
+def test_npn_gives_the_nardy_hint_command_to_copy_with_the_rules_in_play(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    for rules, option in ((Rules(), ""), (Rules(block_rule="home"), " --rules '{\"block_rule\": \"home\"}'")):
+        out = io.StringIO()
+        lines = iter(["npn", "quit", "y"])
+        play_session(RandomPlayer(), human=Color.WHITE, rules=rules, seed=1, games=1,
+                     read=lambda prompt: next(lines) + "\n", out=out)
+        text = out.getvalue()
+        npn, d1, d2 = re.search(r"\n(\S+)  \(dice (\d)-(\d)\); to see your plays ranked:\n", text).groups()
+        assert parse_npn(npn)
+        assert f'\n  nardy hint "{npn}" {d1} {d2}{option}\n' in text  # one line, never wrapped
+
+
+def test_undo_lists_the_plays_again_and_the_result_says_what_oin_and_mars_mean():
+    out = io.StringIO()
+    lines = iter(["1", "undo", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    after_undo = out.getvalue().split("Undone; the turn starts again.")[1]
+    assert re.search(r"\d+ legal plays?:\n +1\. ", after_undo)
+    out = io.StringIO()
+    play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1,
+                 read=lambda prompt: "1\n" if prompt.startswith("your play") else "y\n", out=out)
+    assert re.search(r"wins? by (oin: 1 point \((white|black) had borne off a checker; with none, a mars "
+                     r"scores 2\)|mars: 2 points \((white|black) bore off no checker\))\.", _flat(out.getvalue()))
+
+
+@pytest.mark.parametrize("word", ["exit", "q"])
+def test_exit_and_q_quit_like_quit(word):
+    out = io.StringIO()
+    lines = iter([word, "y"])
+    score = play_session(RandomPlayer(), human=Color.WHITE, seed=1, games=1, read=lambda prompt: next(lines) + "\n",
+                         out=out)
+    assert "To quit abandons the game in progress" in _flat(out.getvalue()) and score == {"you": 0, "opponent": 0}
+
+
+def test_the_y_key_on_a_russian_keyboard_is_not_taken_for_no():
+    # 'н' is what y types on a Russian layout, and the first letter of нет: asked again, never
+    # read as no (which would end the session or undo the play).
+    out = io.StringIO()
+    lines = iter(["resign", "y", "н", "да", "resign", "y", "нет"])
+    score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, read=lambda prompt: next(lines) + "\n", out=out)
+    assert "н is the y key on a Russian keyboard, and the start of нет: answer y or n (да or нет)." in _flat(
+        out.getvalue())
+    assert "after 2 games" in out.getvalue() and score["opponent"] >= 2
+    out = io.StringIO()
+    lines = iter(["1", "н", "y", "quit", "y"])
+    play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1, read=lambda prompt: next(lines) + "\n",
+                 out=out)
+    text = out.getvalue()
+    assert "н is the y key" in text and "Undone" not in text and "random plays" in text
