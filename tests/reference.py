@@ -185,9 +185,11 @@ def holds_illegal_block(pos: Position, mover: str, block_rule: str) -> bool:
     # personal numbering: low..low+5 with 1 <= low and low+5 <= 24.  Windows
     # that would wrap from the opponent's personal 1 to 24 straddle the seam
     # and are never blocks.
+    # held[q]: the mover holds the opponent's personal point q (index 0 unused).
+    mine = [(v > 0) if mover == WHITE else (v < 0) for v in pos.points]  # by common point - 1
+    held = [False] + [mine[to_common(opp, q) - 1] for q in range(1, 25)]
     for low in range(1, 20):
-        window = range(low, low + 6)
-        if not all(pos.count(mover, to_common(opp, q)) > 0 for q in window):
+        if not all(held[low:low + 6]):
             continue
         if pos.off(opp) > 0:
             continue  # "or already borne off" (both variants)
@@ -375,6 +377,13 @@ def reference_dice_used(npn: str, d1: int, d2: int, head_exception=(3, 4, 6),
     """Number of dice every legal play uses (0 for a pass; a play that bears
     off the last checker counts as using all dice)."""
     return _enumerate_turn(npn, d1, d2, head_exception, block_rule)[0]
+
+
+def reference_turn(npn: str, d1: int, d2: int, head_exception=(3, 4, 6),
+                   block_rule: str = "ahead") -> tuple[set, int]:
+    """``reference_results`` and ``reference_dice_used`` of one roll, from one enumeration."""
+    used, res = _enumerate_turn(npn, d1, d2, head_exception, block_rule)
+    return set(res), used
 
 
 def reference_terminal(npn: str):
