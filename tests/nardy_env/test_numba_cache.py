@@ -1,6 +1,7 @@
 """The rules core works wherever numba cannot keep its cache, or finds it damaged.
 
-Each case compiles the core afresh in a subprocess (about 8 s each), so these are slow.
+Each case compiles the core afresh in a subprocess (about 8 s each), so these are slow; they run
+two at a time.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -57,58 +59,84 @@ def _run(case: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
                           env={**clean, "TMPDIR": str(tmp_path), **env})
 
 
-def test_without_a_writable_cache_location_the_cache_goes_to_the_temp_folder_and_survives_damage(tmp_path):
-    out = _run("read-only", tmp_path)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[0] == "[1, 2]"
-    folder = next(tmp_path.glob("nardy-numba-cache-*"))
-    assert f"the compiled rules core is kept in {folder}" in out.stderr
-    assert out.stdout.splitlines()[1:] == ["features [6.0, 1.0]", "CACHE_DIR ''"]
-    assert out.stderr.count("is kept in") == 1  # the encoding's compiled code is kept there too, unsaid
-    indexes = list(folder.rglob("*.nbi"))
-    assert indexes  # the cache was written there
+def _run_then_damage_and_run_again(tmp_path: Path) -> tuple:
+    first = _run("read-only", tmp_path)
+    folders = list(tmp_path.glob("nardy-numba-cache-*"))
+    indexes = list(folders[0].rglob("*.nbi")) if folders else []
     for index in indexes:  # damaged: cut short
         index.write_bytes(index.read_bytes()[:10])
-    out = _run("read-only", tmp_path)
+    return first, folders, indexes, _run("read-only", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Every case's process, started together and run two at a time (each compiles the core afresh,
+    some 8 s of one core): the tests below wait for their own."""
+    def folder(name: str) -> Path:
+        return tmp_path_factory.mktemp(name)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        jobs = {
+            "damaged": pool.submit(_run_then_damage_and_run_again, folder("damaged")),
+            "nowhere": pool.submit(_run, "nowhere", folder("nowhere")),
+            "no-temp-dir": pool.submit(_run, "no-temp-dir", folder("no-temp-dir")),
+            "unwritable": pool.submit(_run, "read-only", folder("unwritable"), NUMBA_CACHE_DIR="/proc/nowhere"),
+        }
+        full = folder("disk-full")
+        jobs["disk-full"] = pool.submit(_run, "disk-full", full, NUMBA_CACHE_DIR=str(full / "cache"))
+        if hasattr(os, "getuid"):
+            # numba unpickles its cache: a folder planted by another user (or open to all) could run code.
+            planted = folder("planted") / f"nardy-numba-cache-{os.getuid()}"
+            planted.mkdir()
+            planted.chmod(0o777)
+            jobs["planted"] = pool.submit(lambda: (_run("read-only", planted.parent), planted))
+        yield jobs
+
+
+def test_without_a_writable_cache_location_the_cache_goes_to_the_temp_folder_and_survives_damage(runs):
+    out, folders, indexes, again = runs["damaged"].result()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[0] == "[1, 2]"
+    assert len(folders) == 1
+    assert f"the compiled rules core is kept in {folders[0]}" in out.stderr
+    assert out.stdout.splitlines()[1:] == ["features [6.0, 1.0]", "CACHE_DIR ''"]
+    assert out.stderr.count("is kept in") == 1  # the encoding's compiled code is kept there too, unsaid
+    assert indexes  # the cache was written there, then damaged
+    out = again
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
     assert "could not be read from or written to numba's cache" in out.stderr and "Delete " in out.stderr
     assert "is kept in" not in out.stderr  # said once, when the folder was made
 
 
-def test_with_nowhere_to_write_the_core_is_compiled_without_a_cache(tmp_path):
-    out = _run("nowhere", tmp_path)
+def test_with_nowhere_to_write_the_core_is_compiled_without_a_cache(runs):
+    out = runs["nowhere"].result()
     assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
     assert out.stderr.count("compiled in every process") == 1
     assert "set NUMBA_CACHE_DIR to a writable folder" in out.stderr
 
 
-def test_with_no_usable_temp_folder_at_all_the_core_is_compiled_without_a_cache(tmp_path):
-    out = _run("no-temp-dir", tmp_path)
+def test_with_no_usable_temp_folder_at_all_the_core_is_compiled_without_a_cache(runs):
+    out = runs["no-temp-dir"].result()
     assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
     assert out.stderr.count("compiled in every process") == 1 and "No usable temporary directory" in out.stderr
 
 
-def test_an_unwritable_numba_cache_dir_is_named_in_the_warning(tmp_path):
-    out = _run("read-only", tmp_path, NUMBA_CACHE_DIR="/proc/nowhere")
+def test_an_unwritable_numba_cache_dir_is_named_in_the_warning(runs):
+    out = runs["unwritable"].result()
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
     assert "cannot write its cache in NUMBA_CACHE_DIR (/proc/nowhere), beside nardy_env" in out.stderr
     assert "make NUMBA_CACHE_DIR writable to keep it there" in out.stderr
 
 
-def test_a_full_disk_under_the_cache_does_not_stop_the_core(tmp_path):
-    out = _run("disk-full", tmp_path, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+def test_a_full_disk_under_the_cache_does_not_stop_the_core(runs):
+    out = runs["disk-full"].result()
     assert out.returncode == 0 and out.stdout.splitlines()[:2] == ["[1, 2]", "features [6.0, 1.0]"], out.stderr
     assert "OSError: [Errno 28] No space left on device" in out.stderr and "compiling without it" in out.stderr
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX permissions")
-def test_a_temp_cache_folder_others_may_write_is_not_used(tmp_path):
-    # numba unpickles its cache: a folder planted by another user (or open to all) could run code.
-    uid = os.getuid()
-    planted = tmp_path / f"nardy-numba-cache-{uid}"
-    planted.mkdir()
-    planted.chmod(0o777)
-    out = _run("read-only", tmp_path)
+def test_a_temp_cache_folder_others_may_write_is_not_used(runs):
+    out, planted = runs["planted"].result()
     assert out.returncode == 0 and out.stdout.splitlines()[0] == "[1, 2]", out.stderr
     assert "may be written by other users" in out.stderr and "compiled in every process" in out.stderr
     assert not list(planted.iterdir())  # nothing cached there, nothing read from there
