@@ -6,10 +6,21 @@ black 12 -> 1 -> 24 -> 13 (home 13-18).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
-from nardy_env import DEFAULT_RULES, START_NPN, Rules, flip, initial_states, legal_afterstates, outcome, parse_npn
+from nardy_env import (
+    DEFAULT_RULES,
+    START_NPN,
+    Rules,
+    flip,
+    initial_states,
+    legal_afterstates,
+    outcome,
+    parse_npn,
+)
 from nardy_env.core import legal_continuations
 from nardy_env.game import opening_roll
 from tests.helpers import board, npn, off, plays, results
@@ -498,11 +509,10 @@ def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_on
 def test_the_look_ahead_of_resignation_agrees_with_a_plain_recursion():
     # The batched look-ahead against the definition written out: every roll has a play that
     # bears off now, or one from which the next turns are sure.
-    from functools import lru_cache
 
     from nardy_env.game import ROLLS, _sure_to_bear_off
 
-    @lru_cache(maxsize=None)
+    @functools.cache
     def sure(key: bytes, turns: int) -> bool:
         row = np.frombuffer(key, dtype=np.int8)
         for roll in ROLLS:

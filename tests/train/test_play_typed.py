@@ -601,7 +601,7 @@ def test_npn_gives_the_nardy_hint_command_to_copy_with_the_rules_in_play(monkeyp
         out = io.StringIO()
         lines = iter(["npn", "quit", "y"])
         play_session(RandomPlayer(), human=Color.WHITE, rules=rules, seed=1, games=1,
-                     read=lambda prompt: next(lines) + "\n", out=out)
+                     read=lambda prompt, lines=lines: next(lines) + "\n", out=out)
         text = out.getvalue()
         npn, d1, d2 = re.search(r"\n(\S+)  \(dice (\d)-(\d)\); to see your plays ranked:\n", text).groups()
         assert parse_npn(npn)
