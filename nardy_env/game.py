@@ -94,8 +94,8 @@ def resignation_points(state: npt.ArrayLike, dice: npt.ArrayLike | None = None,
     player choosing its plays for it. It is judged over the turn being played
     (with ``dice``: that roll; without: every one of the 21) and, once the two
     sides can no longer meet (the player's checkers all on its points 1-12, the
-    opponent's all past them; under the ``home`` block rule, the opponent's all
-    in its home), over the player's turns to come, as many as the opponent
+    opponent's all past them; under the ``home`` block rule, one of the
+    opponent's in its home or off too), over the player's turns to come, as many as the opponent
     needs at the fewest (at least a quarter of its checkers, and of its pips
     over 24, per turn) and ``LOOKAHEAD_TURNS`` at most. Where the sides can
     still meet only the turn being played counts: the opponent's plays could
@@ -117,11 +117,12 @@ def _out_of_contact(row: np.ndarray, rules: Rules) -> bool:
     """Whether the mover's plays from now on are those it would have with the opponent's checkers
     where they stand: its own all on its points 1-12, the opponent's all on the mover's 13-24
     (past them, never to come back), so no landing point and no block is ever in question (under
-    ``home``, the opponent's checkers must stand in its home for the mover's blocks to stay legal)."""
+    ``home``, an opponent checker must be in its home or off already, which keeps the mover's
+    blocks legal for good)."""
     board = row[:NUM_POINTS]
     if (board[HALF:] > 0).any() or (board[:HALF] < 0).any():
         return False
-    return not (rules.block_home and (board[HALF + 6:] < 0).any())
+    return not rules.block_home or bool((board[HALF:HALF + 6] < 0).any()) or row[OFF_OPPONENT] > 0
 
 
 def _opponent_turns_at_least(row: np.ndarray) -> int:
@@ -132,16 +133,18 @@ def _opponent_turns_at_least(row: np.ndarray) -> int:
     return max(-(-left // 4), -(-pips // 24))
 
 
-def _cannot_within(rows: np.ndarray, turns: int) -> np.ndarray:
-    """Rows whose mover cannot be sure to bear a checker off within ``turns`` turns: a roll of 1-2
-    every turn moves 3 pips, and a first checker off takes every pip outside home plus the lowest
-    checker's distance to off."""
+def _cannot_within(rows: np.ndarray, turns: int, rolls: np.ndarray = ROLLS) -> np.ndarray:
+    """Rows whose mover cannot be sure to bear a checker off within ``turns`` turns, the first with
+    each of ``rolls``: the smallest of them, then a roll of 1-2 every turn (3 pips), fall short of
+    every pip outside home plus the lowest checker's distance to off, which a first checker off
+    takes."""
+    first = int((rolls.sum(axis=1) * np.where(rolls[:, 0] == rolls[:, 1], 2, 1)).min())
     board = rows[:, :NUM_POINTS].astype(np.int64)
     mine = np.where(board > 0, board, 0)
     points = np.arange(1, NUM_POINTS + 1)
     outside = (mine[:, 6:] * (points[6:] - 6)).sum(axis=1)
     lowest = np.where(mine[:, :6] > 0, points[:6], 6).min(axis=1)
-    return outside + lowest > 3 * turns
+    return outside + lowest > first + 3 * (turns - 1)
 
 
 def _sure_to_bear_off(rows: np.ndarray, turns: int, rules: Rules, rolls: np.ndarray = ROLLS) -> np.ndarray:
@@ -149,7 +152,7 @@ def _sure_to_bear_off(rows: np.ndarray, turns: int, rules: Rules, rolls: np.ndar
     ``turns`` of its turns whatever the dice, the first turn's with each of ``rolls``, the
     opponent's checkers standing still (``_out_of_contact``, or ``turns`` 1)."""
     sure = np.zeros(len(rows), dtype=bool)
-    ahead = np.flatnonzero(~_cannot_within(rows, turns)) if turns > 1 else np.arange(len(rows))
+    ahead = np.flatnonzero(~_cannot_within(rows, turns, rolls)) if turns > 1 else np.arange(len(rows))
     for start in range(0, len(ahead), _CHUNK):
         chunk = rows[ahead[start:start + _CHUNK]]
         n, r = len(chunk), len(rolls)

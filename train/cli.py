@@ -1148,8 +1148,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "then confirm it (y or Enter), undo it or type another. Commands: list, hint (the opponent's "
                     "ranking of your plays, or the shipped player's when the opponent scores none), read (the "
                     "position in words, for a screen reader), npn (the position), resign, quit, help. Resigning "
-                    "concedes a single game when you have borne a checker off or are sure to bear one off before "
-                    "the opponent finishes, whatever is rolled (RULES.md 50.7), else the mars. A game won is an oin "
+                    "concedes a single game when you have borne a checker off or your escape from mars is certain "
+                    "whatever is rolled (RULES.md 50.7; judged over this roll, and once the sides can no longer "
+                    "meet over your next turns, three at most), else the mars. A game won is an oin "
                     "(1 point) when the loser has borne off a checker, a mars (2 points) when not. The score "
                     "is kept over the games of the session.")
     play.add_argument("--against", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")

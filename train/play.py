@@ -14,9 +14,10 @@ be legal is refused with the reason (no checker there, backwards, a distance
 the dice cannot make, bearing off too early, or the whole-turn rules).
 
 Resigning (at your turn, after the roll) concedes a single game, 1 point,
-when you have borne a checker off or are sure to bear one off before the
-opponent bears off its last, whatever is rolled (RULES.md, article 50.7:
-resignation without mars; ``nardy_env.game.resignation_points``); otherwise it concedes the mars,
+when you have borne a checker off or your escape from mars is certain
+whatever is rolled (RULES.md, article 50.7: resignation without mars; judged
+over this roll, and once the sides can no longer meet over your next turns,
+three at most: ``nardy_env.game.resignation_points``); otherwise it concedes the mars,
 2 points. ``resign`` and ``quit`` ask for a ``y`` first. The confirmation
 prompt takes ``y`` (or Enter) to play, ``undo`` (or ``n``) to choose again,
 and ``resign`` / ``quit`` as at the play prompt.
@@ -345,6 +346,7 @@ class _Session:
         self.previewed = -1  # self.said just after the board of the play being confirmed
         self.score = {"you": 0, "opponent": 0}
         self.fallback: Player | None = None  # ranks plays for a hint when the opponent does not
+        self.conceded = 2  # points of the resignation last confirmed
 
     def say(self, text: str = "") -> None:
         """One message: control characters escaped (an error may quote what was typed, and an
@@ -553,7 +555,13 @@ class _Session:
             spec = default_player_spec()
             with warnings.catch_warnings():  # a hint under other rules than it learnt: still a ranking
                 warnings.simplefilter("ignore", RulesMismatchWarning)
-                self.fallback = load_player(spec, self.rules)
+                try:
+                    self.fallback = load_player(spec, self.rules)
+                except Exception as exc:  # a damaged or unloadable shipped player: the bot ranks instead
+                    if spec == "heuristic":
+                        raise
+                    self.say(wrap(f"(The shipped player could not be loaded: {exc})"))
+                    spec, self.fallback = "heuristic", load_player("heuristic", self.rules)
             if spec != "heuristic":
                 self.fallback.name = "the shipped player"  # type: ignore[attr-defined]  # not a path
         return self.fallback
@@ -564,18 +572,27 @@ class _Session:
         if text == "resign":
             points = resignation_points(state, dice, self.rules)
             why = ("a single game: your escape from mars is secured" if points == 1
-                   else "mars: you have borne off nothing, and the dice could keep you from bearing a "
-                        "checker off before your opponent bears off its last")
+                   else "mars: you have borne off nothing, and your escape from mars is not certain as "
+                        "judged over this roll, and once the sides can no longer meet over your next "
+                        "turns, three at most")
             # The reason said first, fitted to the terminal; the question itself stays short.
             self.say(wrap(f"To resign now is to lose {points} point{'s' * (points > 1)} ({why})."))
-            answer = self.ask(f"resign and lose {points} point{'s' * (points > 1)}? [y/N] ")
-            return answer.lower() in YES
+            self.conceded = points
+            return self.confirmed(f"resign and lose {points} point{'s' * (points > 1)}? [y/N] ")
         if text in ("quit", "exit", "q"):
             self.say(wrap("To quit abandons the game in progress: it is not scored."))
-            if self.ask("quit? [y/N] ").lower() in YES:
+            if self.confirmed("quit? [y/N] "):
                 raise _Quit()
             return False
         return None
+
+    def confirmed(self, prompt: str) -> bool:
+        """A [y/N] question before something that cannot be undone: yes only for a yes."""
+        while True:
+            answer = self.ask(prompt).lower()
+            if answer not in AMBIGUOUS:
+                return answer in YES
+            self.say(AMBIGUOUS_ANSWER)
 
     def game(self) -> dict[str, int]:
         human = self.human_choice if self.human_choice is not None else Color(int(self.rng.integers(2)))
@@ -603,7 +620,7 @@ class _Session:
             if side == human:
                 after = self.human_turn(state, side, dice)
                 if after is None:
-                    points = resignation_points(state, dice, self.rules)
+                    points = self.conceded  # as said when the resignation was confirmed
                     self.say(f"You resign and lose {points} point{'s' * (points > 1)}.")
                     return {"you": 0, "opponent": points}
                 # A play whose preview is still the last thing shown (no list or help since), not a pass.

@@ -71,7 +71,7 @@ def _run_then_damage_and_run_again(tmp_path: Path) -> tuple:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every case's process, started together and run two at a time (each compiles the core afresh,
-    some 8 s of one core): the tests below wait for their own."""
+    some 8 s of one core): the tests below wait for their own. Selecting one test still runs all."""
     def folder(name: str) -> Path:
         return tmp_path_factory.mktemp(name)
 

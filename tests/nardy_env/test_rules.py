@@ -501,6 +501,13 @@ def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_on
     outside, _ = parse_npn(f"{mine},0,0,0,0,0,0,0,0,-15,0,0,0:0,0:w")
     assert resignation_points(outside) == 1
     assert resignation_points(outside, rules=Rules(block_rule="home")) == 2
+    one_home, _ = parse_npn(f"{mine},0,0,0,0,0,-1,0,0,-14,0,0,0:0,0:w")  # one black checker home: for good
+    assert resignation_points(one_home, rules=Rules(block_rule="home")) == 1
+    # Secured by the dice just rolled, or sure from the play they allow, however far the rest is:
+    # 6-6 bears two off (12/6/off twice); after 5-5 (12/7/2 twice), every roll bears one off.
+    far, _ = parse_npn("13,0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,-15,0,0,0,0,0:0,0:w")
+    assert resignation_points(far, [6, 6]) == 1 and resignation_points(far, [5, 5]) == 1
+    assert resignation_points(far, [2, 1]) == 2
     # 15 on point 6 is not certain even over three turns: 5-4, then 4-4 twice, moves inside home.
     six, _ = parse_npn("0,0,0,0,0,15,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
     assert resignation_points(six) == 2 and resignation_points(six, [5, 4]) == 2
@@ -531,11 +538,17 @@ def test_the_look_ahead_of_resignation_agrees_with_a_plain_recursion():
         for _ in range(15 - outside):
             s[rng.integers(0, 6)] += 1
         for _ in range(outside):
-            s[rng.integers(6, 9)] += 1
+            s[rng.integers(6, 9 if k % 2 else 12)] += 1
         s[12] = -15
         for turns in ((1, 2, 3) if k < 6 else (1, 2)):
             expected = sure(s.tobytes(), turns)
             assert bool(_sure_to_bear_off(s[None], turns, DEFAULT_RULES)[0]) == expected, (s[:12], turns)
+            seen[expected] += 1
+        # The dice of this turn already rolled: each roll on its own, big ones too.
+        for roll in ROLLS[[0, 6, 15, 18, 20]]:  # 1-1, 2-2, 4-4, 5-5, 6-6
+            found = legal_afterstates(s[None], roll[None])
+            expected = bool((found.states[:, 24] > 0).any()) or any(sure(a.tobytes(), 1) for a in found.states)
+            assert bool(_sure_to_bear_off(s[None], 2, DEFAULT_RULES, roll[None])[0]) == expected, (s[:12], roll)
             seen[expected] += 1
     assert min(seen.values()) > 10  # both answers met
 

@@ -375,6 +375,11 @@ def test_hint_when_the_opponent_rates_every_play_the_same_asks_the_shipped_playe
     text = _hint_then_quit(Flat())
     assert "random rates every play the same; heuristic ranks them instead." in _flat(text)
     assert "heuristic's ranking, best first (score," in _flat(text)
+    # A shipped player that cannot be loaded: said, and the heuristic bot ranks the plays instead.
+    monkeypatch.setattr(train.hint, "default_player_spec", lambda: "/nonexistent/nardy-player")
+    text = _hint_then_quit(Flat())
+    assert "(The shipped player could not be loaded:" in text and "/nonexistent/nardy-player" in _flat(text)
+    assert "heuristic ranks them instead." in _flat(text) and "Bye. Score" in text
 
 
 def test_hint_against_a_player_whose_equities_are_not_numbers_says_why_and_the_game_goes_on():
@@ -646,3 +651,9 @@ def test_the_y_key_on_a_russian_keyboard_is_not_taken_for_no():
                  out=out)
     text = out.getvalue()
     assert "н is the y key" in text and "Undone" not in text and "random plays" in text
+    # Nor at the questions before a resignation or quitting.
+    out = io.StringIO()
+    lines = iter(["resign", "н", "y"])
+    score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1, read=lambda prompt: next(lines) + "\n",
+                         out=out)
+    assert "н is the y key" in out.getvalue() and "You resign and lose" in out.getvalue() and score["opponent"]
