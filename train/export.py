@@ -331,6 +331,15 @@ def _writable_folder(out: Path) -> None:
         raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ExportError(f"cannot write the export to {out}: {folder} is not writable; nothing was exported")
+    # access() answers yes to root for folders no one may write (/proc, a root-squashed share): a
+    # file made and removed says so before the export, not after a minute of work.
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".nardy-export-probe-")
+    except OSError as exc:
+        raise ExportError(f"cannot write the export to {out}: {folder} is not writable "
+                          f"({exc.strerror or exc}); nothing was exported") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _checkpoint_path(player: str | Path) -> Path:

@@ -922,6 +922,26 @@ def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, 
     assert seen == [bytes, ["policy.onnx"]]
 
 
+def test_a_folder_access_calls_writable_that_is_not_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):
+    # os.access says yes to root for /proc or a root-squashed share: a file made there says no.
+    import errno
+    import tempfile
+
+    real_mkstemp = tempfile.mkstemp
+
+    def read_only(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir) == tmp_path:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr("agents.td.load_checkpoint", lambda *a, **k: pytest.fail("read before the check"))
+    with pytest.raises(ExportError, match=r"cannot write the export to .*out: .* is not writable \(Read-only file "
+                                          r"system\); nothing was exported"):
+        export_policy(checkpoint, tmp_path / "out", positions=8)
+    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+
+
 def test_an_unreadable_source_or_unwritable_folder_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):
     import errno
 
