@@ -25,7 +25,8 @@ import yaml
 from agents.bots import BOTS
 from agents.common import MAX_LAYERS, MAX_PARAMETERS, network_parameters
 from agents.files import shipped_data, write_atomic
-from agents.registry import split_ply
+from agents.levels import LEVELS
+from agents.registry import is_level, split_ply
 from nardy_env import Rules, RulesError
 from nardy_env._runtime import is_control
 from nardy_env.players import names_code
@@ -39,7 +40,8 @@ EVAL_RECORD_KEYS = ("games_trained", "time", "final", "seed", "rules", "nardy_ve
 MAX_LAYER = 65536
 """Largest hidden layer a config may ask for (a guard against typos like 1e9)."""
 EVAL_BOTS = ("random", *BOTS)
-"""Players evaluated against by name (every bot); other entries must be paths of players."""
+"""Bots evaluated against by name; with ``default`` (the shipped player, ``@N`` allowed) and its
+levels (``agents.levels.LEVELS``), the names an entry may have that are not paths of players."""
 
 
 MAX_UPDATES_PER_SAMPLE = 1000
@@ -166,12 +168,17 @@ class TrainConfig:
             raise ConfigError(f"eval_opponents must be player names whose '@N' is a whole number, 0 or more: "
                               f"{exc}") from None
         unknown = [o for o, (base, _) in depths.items()
-                   if base not in EVAL_BOTS and "/" not in o and os.sep not in o and not Path(o).exists()]
+                   if base not in (*EVAL_BOTS, "default", *LEVELS) and "/" not in o and os.sep not in o
+                   and not Path(o).exists()]
         need(not unknown, "eval_opponents",
-             f"bots ({', '.join(EVAL_BOTS)}) or paths of players (from the folder the command runs in); "
+             f"bots ({', '.join(EVAL_BOTS)}), the shipped player (default) and its levels "
+             f"({', '.join(LEVELS)}), or paths of players (from the folder the command runs in); "
              f"unknown {unknown}", got=False)
         searching = [o for o, (base, ply) in depths.items() if base in EVAL_BOTS and ply]
         need(not searching, "eval_opponents", f"bot names without '@N' (bots do not search: {searching})", got=False)
+        drawn = [o for o, (base, ply) in depths.items() if is_level(base) and ply]
+        need(not drawn, "eval_opponents", f"levels without '@N' (a level draws its plays by the shipped player's "
+             f"0-ply equities: {drawn})", got=False)
         need(isinstance(self.rules, dict), "rules", "a mapping of rule variant keys")
         need(0 <= self.seed < 2**64, "seed", "a whole number from 0 to 2**64 - 1")
         need(self.total_games > 0, "total_games", "a positive number")

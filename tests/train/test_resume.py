@@ -802,6 +802,23 @@ def test_an_evaluation_record_says_how_to_play_its_matches_again(tmp_path):
         load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "seed"])
 
 
+def test_a_run_is_evaluated_against_the_shipped_player_and_its_levels_by_name(tmp_path):
+    import json
+
+    from train.evaluate import provenance
+
+    trainer = _trained(tmp_path / "run", steps=1, eval_opponents=["default", "easy"])
+    trainer.evaluate(8)
+    record = json.loads((tmp_path / "run" / "eval.jsonl").read_text())
+    shipped = provenance(None, "default")["player_b_sha256"]
+    assert shipped and record["default"]["player_sha256"] == record["easy"]["player_sha256"] == shipped
+    assert record["default"]["games"] == record["easy"]["games"] == 8
+    # The shipped network, far stronger than one fit to 300 random samples, wins most of these games.
+    assert record["default"]["win_rate"] < 0.5
+    with pytest.raises(ValueError, match=r"levels without '@N' .*\['easy@1'\]"):
+        load_config(ROOT / "configs/smoke.yaml", eval_opponents=["easy@1"])
+
+
 def test_resuming_a_run_from_elsewhere_writes_nothing_through_its_links(tmp_path):
     run = tmp_path / "run"
     _trained(run, steps=1)
