@@ -25,7 +25,7 @@ from .core import (
 from .notation import Color
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
-__all__ = ["opening_roll", "roll_dice", "resignation_points", "ROLLS", "ROLL_WEIGHTS"]
+__all__ = ["opening_roll", "roll_dice", "resignation_points", "escape_turns", "ROLLS", "ROLL_WEIGHTS"]
 
 ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int64)
 """The 21 distinct rolls."""
@@ -109,8 +109,22 @@ def resignation_points(state: npt.ArrayLike, dice: npt.ArrayLike | None = None,
     if row[OFF_MOVER] > 0:
         return 1
     rolls = ROLLS if dice is None else _check_dice(dice, 1)
-    turns = min(_opponent_turns_at_least(row), LOOKAHEAD_TURNS) if _out_of_contact(row, rules) else 1
+    turns = escape_turns(row, rules) or 1
     return 1 if _sure_to_bear_off(row[None], turns, rules, rolls)[0] else 2
+
+
+def escape_turns(state: npt.ArrayLike, rules: RulesLike | None = DEFAULT_RULES) -> int | None:
+    """The player's turns, this one first, over which ``resignation_points`` judges an escape from
+    mars: None while the sides can still meet (the roll being played alone counts), else the
+    fewest turns the opponent could need to bear off its last checker, ``LOOKAHEAD_TURNS`` at most.
+    ``state`` is the player's view, as for ``resignation_points``."""
+    rules = as_rules(rules)
+    if np.ndim(state) != 1:
+        raise StateError(f"escape_turns takes one state row (shape [26]), got shape {list(np.shape(state))}")
+    row = validate_states(state)[0]
+    if not _out_of_contact(row, rules):
+        return None
+    return min(_opponent_turns_at_least(row), LOOKAHEAD_TURNS)
 
 
 def _out_of_contact(row: np.ndarray, rules: Rules) -> bool:

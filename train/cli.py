@@ -1146,7 +1146,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play Long Nardy in the terminal. On your turn type a play as moves in common point "
                     "numbers ('24/18 18/13'; '6/off' or '6/0' bears off) or the number of a play from the list, "
                     "then confirm it (y or Enter), undo it or type another. Commands: list, hint (the opponent's "
-                    "ranking of your plays, or the shipped player's when the opponent scores none), read (the "
+                    "ranking of your plays, or the shipped player's when the opponent does not tell them apart), read (the "
                     "position in words, for a screen reader), npn (the position), resign, quit, help. Resigning "
                     "concedes a single game when you have borne a checker off or your escape from mars is certain "
                     "whatever is rolled (RULES.md 50.7; judged over this roll, and once the sides can no longer "

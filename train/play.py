@@ -5,9 +5,10 @@ as moves in common point numbers (``24/18 18/13``; ``off`` or ``0`` to bear
 off; ``24-18`` works too, and one checker's moves in any order), or the number
 of a play from the list. You then see the board and confirm it, undo it or
 type another play. Other commands: ``list`` (the legal plays again), ``hint``
-(the opponent's ranking of your plays, or the shipped player's when the
-opponent does not score them), ``npn`` (the position as an NPN
-string), ``resign``, ``quit``, ``help``.
+(the opponent's ranking of your plays, or the shipped player's, else
+heuristic's, when the opponent does not score them or rates them all the
+same), ``npn`` (the position as an NPN string, with the ``nardy hint``
+command for it), ``resign``, ``quit`` (or ``exit``, ``q``), ``help``.
 
 Plays are listed sorted by their moves, in columns; a typed play that cannot
 be legal is refused with the reason (no checker there, backwards, a distance
@@ -51,7 +52,7 @@ from nardy_env import (
 )
 from nardy_env._runtime import printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER
-from nardy_env.game import opening_roll, resignation_points, roll_dice
+from nardy_env.game import escape_turns, opening_roll, resignation_points, roll_dice
 from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
 from nardy_env.render import board_text, board_words
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
@@ -78,8 +79,8 @@ def help_text(side: Color) -> str:
         "or the number of a play from the list.",
         ROUTES[side],
         "Commands: list (the plays again), hint (your plays ranked by the opponent, or by the shipped player "
-        "when the opponent does not score them), read (the position "
-        "in words, for a screen reader), npn (the position, for nardy hint), resign, quit, help. After choosing, confirm with y (or Enter), undo, or type "
+        "when the opponent does not tell them apart), read (the position "
+        "in words, for a screen reader), npn (the position, for nardy hint), resign, quit (or exit, q), help. After choosing, confirm with y (or Enter), undo, or type "
         "another play."))
 
 
@@ -571,10 +572,20 @@ class _Session:
         (``quit`` confirmed ends the session), False if declined, None for other text."""
         if text == "resign":
             points = resignation_points(state, dice, self.rules)
-            why = ("a single game: your escape from mars is secured" if points == 1
-                   else "mars: you have borne off nothing, and your escape from mars is not certain as "
-                        "judged over this roll, and once the sides can no longer meet over your next "
-                        "turns, three at most")
+            roll = f"{dice[0]}-{dice[1]}"
+            turns = escape_turns(state, self.rules)
+            if points == 1:
+                why = "a single game: your escape from mars is secured"
+            elif turns is None:
+                why = (f"mars: you have borne off nothing and no play of {roll} bears a checker off; while the "
+                       "sides can still meet, only this roll counts")
+            elif turns == 1:
+                why = (f"mars: you have borne off nothing, no play of {roll} bears a checker off, and your "
+                       "opponent could finish in its next turn")
+            else:
+                why = (f"mars: you have borne off nothing and no play of {roll} makes a checker off certain "
+                       f"within this turn and your next {turns - 1} (as many as your opponent could need to "
+                       "finish, three turns in all at most)")
             # The reason said first, fitted to the terminal; the question itself stays short.
             self.say(wrap(f"To resign now is to lose {points} point{'s' * (points > 1)} ({why})."))
             self.conceded = points

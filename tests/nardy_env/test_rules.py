@@ -479,7 +479,7 @@ def test_resignation_without_mars_article_50_7():
 
 
 def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_once_out_of_contact():
-    from nardy_env.game import resignation_points
+    from nardy_env.game import escape_turns, resignation_points
 
     # 7 on point 3, 4 on 4, 4 on 6: 5-5 bears nothing off this turn (the 5s must move 6/1 inside
     # home), but whatever is rolled, a checker comes off within two turns.
@@ -496,13 +496,19 @@ def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_on
     # A black checker still to pass white's: its plays could block the way, so only this roll counts.
     contact, _ = parse_npn("0,0,7,4,0,4,0,0,-1,0,0,0,-14,0,0,0,0,0,0,0,0,0,0,0:0,0:w")
     assert resignation_points(contact) == 2 and resignation_points(contact, [2, 1]) == 1
-    # Black outside its home: under the home block rule a block of white's could turn illegal as
-    # black moves, so only this roll counts; under the sports code black is past white for good.
+    # Black outside its home: under the home block rule white's six-blocks are illegal until a black
+    # checker comes home, so white's plays change as black moves and only this roll counts; under
+    # the sports code black is past white for good.
     outside, _ = parse_npn(f"{mine},0,0,0,0,0,0,0,0,-15,0,0,0:0,0:w")
     assert resignation_points(outside) == 1
     assert resignation_points(outside, rules=Rules(block_rule="home")) == 2
     one_home, _ = parse_npn(f"{mine},0,0,0,0,0,-1,0,0,-14,0,0,0:0,0:w")  # one black checker home: for good
     assert resignation_points(one_home, rules=Rules(block_rule="home")) == 1
+    on_seven, _ = parse_npn(f"{mine},0,0,0,0,0,0,-1,0,-14,0,0,0:0,0:w")  # black's point 7: not home yet
+    assert resignation_points(on_seven, rules=Rules(block_rule="home")) == 2
+    assert escape_turns(on_seven, Rules(block_rule="home")) is None and escape_turns(on_seven) == 3
+    assert escape_turns(home) == 3 and escape_turns(near) == 1 and escape_turns(two) == 2
+    assert escape_turns(contact) is None
     # Secured by the dice just rolled, or sure from the play they allow, however far the rest is:
     # 6-6 bears two off (12/6/off twice); after 5-5 (12/7/2 twice), every roll bears one off.
     far, _ = parse_npn("13,0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,-15,0,0,0,0,0:0,0:w")

@@ -20,6 +20,13 @@ _END = re.compile(r"(You|random) wins? by (oin|mars): (\d) points? \((white|blac
 _SCORE = re.compile(r"Score: you (\d+), random (\d+) after 1 game\.")
 
 
+@pytest.fixture(autouse=True)
+def _an_80_column_terminal(monkeypatch):
+    """Messages are wrapped to the terminal: these tests read them at 80 columns, whatever runs them
+    (a test that wants another width sets COLUMNS itself)."""
+    monkeypatch.setenv("COLUMNS", "80")
+
+
 class Recorder:
     """A random opponent that remembers the positions it was given and the afterstates it chose."""
 
@@ -657,3 +664,25 @@ def test_the_y_key_on_a_russian_keyboard_is_not_taken_for_no():
     score = play_session(RandomPlayer(), human=Color.WHITE, seed=5, games=1, read=lambda prompt: next(lines) + "\n",
                          out=out)
     assert "н is the y key" in out.getvalue() and "You resign and lose" in out.getvalue() and score["opponent"]
+
+
+def test_the_resign_reason_says_over_which_turns_the_mars_was_judged():
+    from train.play import _Session
+
+    rest = ",0,0,0,0,0,0,0,0,0,0,0"
+    cases = [
+        (format_npn(initial_states(1)[0], Color.WHITE), [6, 5], "lose 2 points (mars: you have borne off nothing and "
+         "no play of 6-5 bears a checker off; while the sides can still meet, only this roll counts)."),
+        (f"0,0,7,4,0,4,0,0,0,0,0,0,-4{rest}:0,11:w", [5, 5], "lose 2 points (mars: you have borne off nothing, no "
+         "play of 5-5 bears a checker off, and your opponent could finish in its next turn)."),
+        (f"0,0,0,0,0,15,0,0,0,0,0,0,-15{rest}:0,0:w", [5, 4], "lose 2 points (mars: you have borne off nothing "
+         "and no play of 5-4 makes a checker off certain within this turn and your next 2 (as many as your "
+         "opponent could need to finish, three turns in all at most))."),
+        (f"0,0,7,4,0,4,0,0,0,0,0,0,-15{rest}:0,0:w", [5, 5], "lose 1 point (a single game: your escape from mars "
+         "is secured)."),
+    ]
+    for position, dice, said in cases:
+        out = io.StringIO()
+        session = _Session(RandomPlayer(), Color.WHITE, Rules(), 1, read=lambda prompt: "n\n", out=out)
+        assert session.resign_or_quit("resign", parse_npn(position)[0], np.array(dice)) is False
+        assert said in _flat(out.getvalue()), out.getvalue()
