@@ -117,11 +117,13 @@ def escape_turns(state: npt.ArrayLike, rules: RulesLike | None = DEFAULT_RULES) 
     """The player's turns, this one first, over which ``resignation_points`` judges an escape from
     mars: None while the sides can still meet (the roll being played alone counts), else the
     fewest turns the opponent could need to bear off its last checker, ``LOOKAHEAD_TURNS`` at most.
-    ``state`` is the player's view, as for ``resignation_points``."""
+    ``state`` is the player's view, as for ``resignation_points`` (which needs no turns at all
+    for a player with a checker off: no mars is possible)."""
     rules = as_rules(rules)
     if np.ndim(state) != 1:
         raise StateError(f"escape_turns takes one state row (shape [26]), got shape {list(np.shape(state))}")
     row = validate_states(state)[0]
+    _check_not_over(row[None])
     if not _out_of_contact(row, rules):
         return None
     return min(_opponent_turns_at_least(row), LOOKAHEAD_TURNS)

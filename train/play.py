@@ -577,8 +577,10 @@ class _Session:
             if points == 1:
                 why = "a single game: your escape from mars is secured"
             elif turns is None:
+                until = (" (under the home block rule, until one of the opponent's checkers is home)"
+                         if self.rules.block_home else "")
                 why = (f"mars: you have borne off nothing and no play of {roll} bears a checker off; while the "
-                       "sides can still meet, only this roll counts")
+                       f"sides can still meet{until}, only this roll counts")
             elif turns == 1:
                 why = (f"mars: you have borne off nothing, no play of {roll} bears a checker off, and your "
                        "opponent could finish in its next turn")

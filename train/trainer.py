@@ -45,6 +45,7 @@ import torch
 
 from agents.files import compressed_entries, write_atomic
 from agents.network import TDNetwork
+from agents.registry import split_ply
 from agents.search import SearchPlayer
 from agents.td import CheckpointError, TorchEvaluator, load_checkpoint, save_checkpoint
 from nardy_env import Rules, RulesError
@@ -270,6 +271,12 @@ class Trainer:
         self.notes: list[str] = []  # what a resume should tell its user (the CLI prints them once accepted)
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
         for opponent in config.eval_opponents:  # one that cannot be loaded fails now, not at the first evaluation
+            here = os.path.realpath(self.run_dir)
+            if os.path.realpath(split_ply(opponent)[0]) in (here, os.path.join(here, "checkpoint.pt")):
+                # "easy" or "default" with --out easy: a path of that name comes first, once saved.
+                raise TrainError(f"eval_opponents: {opponent} names this run's own folder ({self.run_dir}): a run "
+                                 "is not evaluated against itself; name the opponent by its path, or the run "
+                                 "another folder")
             try:
                 load_player(opponent, self.rules)
             except Exception as exc:

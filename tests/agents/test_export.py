@@ -925,21 +925,41 @@ def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, 
 def test_a_folder_access_calls_writable_that_is_not_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):
     # os.access says yes to root for /proc or a root-squashed share: a file made there says no.
     import errno
-    import tempfile
 
-    real_mkstemp = tempfile.mkstemp
+    import train.export
 
-    def read_only(*args, dir=None, **kwargs):
-        if dir is not None and Path(dir) == tmp_path:
+    real_open, real_unlink = os.open, os.unlink
+
+    def read_only(path, *args, **kwargs):
+        if Path(path).name.startswith(".nardy-export-probe-"):
             raise OSError(errno.EROFS, "Read-only file system")
-        return real_mkstemp(*args, dir=dir, **kwargs)
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    monkeypatch.setattr(train.export.os, "open", read_only)
     monkeypatch.setattr("agents.td.load_checkpoint", lambda *a, **k: pytest.fail("read before the check"))
-    with pytest.raises(ExportError, match=r"cannot write the export to .*out: .* is not writable \(Read-only file "
-                                          r"system\); nothing was exported"):
+    with pytest.raises(ExportError, match=r"cannot write the export to .*out: no file can be made in .* \(Read-only "
+                                          r"file system\); nothing was exported"):
         export_policy(checkpoint, tmp_path / "out", positions=8)
-    assert not (tmp_path / "out").exists() and not list(tmp_path.iterdir())
+    assert not list(tmp_path.iterdir())
+    # A folder that takes new files but lets none go (append-only): said, and the export goes on.
+    monkeypatch.setattr(train.export.os, "open", real_open)
+
+    def append_only(path, *args, **kwargs):
+        if Path(path).name.startswith(".nardy-export-probe-"):
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real_unlink(path, *args, **kwargs)
+
+    class GoesOn(Exception):
+        pass
+
+    def goes_on(*args, **kwargs):
+        raise GoesOn
+
+    monkeypatch.setattr(train.export.os, "unlink", append_only)
+    monkeypatch.setattr("agents.td.load_checkpoint", goes_on)
+    with pytest.warns(NardyWarning, match=r"could not remove the test file .*\.nardy-export-probe-.* \(Operation "
+                                          r"not permitted\); delete it"), pytest.raises(GoesOn):
+        export_policy(checkpoint, tmp_path / "out", positions=8)
 
 
 def test_an_unreadable_source_or_unwritable_folder_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):

@@ -479,6 +479,7 @@ def test_resignation_without_mars_article_50_7():
 
 
 def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_once_out_of_contact():
+    from nardy_env import StateError
     from nardy_env.game import escape_turns, resignation_points
 
     # 7 on point 3, 4 on 4, 4 on 6: 5-5 bears nothing off this turn (the 5s must move 6/1 inside
@@ -509,6 +510,8 @@ def test_resignation_without_mars_is_judged_over_the_turns_the_opponent_needs_on
     assert escape_turns(on_seven, Rules(block_rule="home")) is None and escape_turns(on_seven) == 3
     assert escape_turns(home) == 3 and escape_turns(near) == 1 and escape_turns(two) == 2
     assert escape_turns(contact) is None
+    with pytest.raises(StateError, match="game is over"):
+        escape_turns(parse_npn(f"{mine},0,0,0,0,0,0,0,0,0,0,0,0:0,15:w")[0])
     # Secured by the dice just rolled, or sure from the play they allow, however far the rest is:
     # 6-6 bears two off (12/6/off twice); after 5-5 (12/7/2 twice), every roll bears one off.
     far, _ = parse_npn("13,0,0,0,0,0,0,0,0,0,0,2,0,0,0,0,0,0,-15,0,0,0,0,0:0,0:w")

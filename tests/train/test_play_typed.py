@@ -681,8 +681,12 @@ def test_the_resign_reason_says_over_which_turns_the_mars_was_judged():
         (f"0,0,7,4,0,4,0,0,0,0,0,0,-15{rest}:0,0:w", [5, 5], "lose 1 point (a single game: your escape from mars "
          "is secured)."),
     ]
-    for position, dice, said in cases:
+    home_rule = ("0,0,0,0,0,15,0,0,0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0:0,0:w", [5, 4], "lose 2 points (mars: you have "
+                 "borne off nothing and no play of 5-4 bears a checker off; while the sides can still meet (under "
+                 "the home block rule, until one of the opponent's checkers is home), only this roll counts).")
+    for position, dice, said in [*cases, home_rule]:
+        rules = Rules(block_rule="home") if (position, dice, said) == home_rule else Rules()
         out = io.StringIO()
-        session = _Session(RandomPlayer(), Color.WHITE, Rules(), 1, read=lambda prompt: "n\n", out=out)
+        session = _Session(RandomPlayer(), Color.WHITE, rules, 1, read=lambda prompt: "n\n", out=out)
         assert session.resign_or_quit("resign", parse_npn(position)[0], np.array(dice)) is False
         assert said in _flat(out.getvalue()), out.getvalue()

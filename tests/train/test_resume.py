@@ -802,7 +802,7 @@ def test_an_evaluation_record_says_how_to_play_its_matches_again(tmp_path):
         load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "seed"])
 
 
-def test_a_run_is_evaluated_against_the_shipped_player_and_its_levels_by_name(tmp_path):
+def test_a_run_is_evaluated_against_the_shipped_player_and_its_levels_by_name(tmp_path, monkeypatch):
     import json
 
     from train.evaluate import provenance
@@ -813,8 +813,15 @@ def test_a_run_is_evaluated_against_the_shipped_player_and_its_levels_by_name(tm
     shipped = provenance(None, "default")["player_b_sha256"]
     assert shipped and record["default"]["player_sha256"] == record["easy"]["player_sha256"] == shipped
     assert record["default"]["games"] == record["easy"]["games"] == 8
-    # The shipped network, far stronger than one fit to 300 random samples, wins most of these games.
-    assert record["default"]["win_rate"] < 0.5
+    # The shipped network, far stronger than one fit to 300 random samples, wins most of these games;
+    # its easy level, drawing its plays, fewer (the same dice).
+    assert record["default"]["win_rate"] < 0.5 and record["easy"]["win_rate"] > record["default"]["win_rate"]
+    # A run made in a folder of that name would be evaluated against itself once saved: refused.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TrainError, match=r"eval_opponents: easy names this run's own folder \(easy\)"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "easy"]), Path("easy"),
+                progress=False)
+    assert not (tmp_path / "easy").exists()
     with pytest.raises(ValueError, match=r"levels without '@N' .*\['easy@1'\]"):
         load_config(ROOT / "configs/smoke.yaml", eval_opponents=["easy@1"])
 
