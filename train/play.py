@@ -525,7 +525,8 @@ class _Session:
             self.say(f"{why}; {name} ranks them instead.")
         number = {p["result"]: n for n, p in enumerate(plays, 1)}
         label = "equity" if "outcomes" in ranked[0] else "score"
-        self.say(f"{name}'s ranking, best first ({label}, higher is better for you; each "
+        whose = "The shipped player" if name == "the shipped player" else name  # a player's name as it is
+        self.say(f"{whose}'s ranking, best first ({label}, higher is better for you; each "
                  "play keeps its number in the list: type it to choose the play):")
         for entry in ranked[:5]:  # not numbered by rank: a rank typed would choose another play
             self.say(f"  #{number[entry['result']]:<3} {format_move_sequence(entry['moves']):<26} "

@@ -363,7 +363,7 @@ def _hint_then_quit(opponent: Recorder) -> str:
 def test_hint_against_a_player_that_cannot_rank_shows_the_shipped_players_ranking():
     text = _hint_then_quit(Recorder())  # a random player, which scores nothing
     assert "random chooses plays without scoring them; the shipped player ranks them instead." in _flat(text)
-    assert "the shipped player's ranking, best first (equity, higher is better for you;" in _flat(text)
+    assert "\nThe shipped player's ranking, best first (equity, higher is better for you;" in text
     assert re.search(r"\n  #\d+ +\S.*\S +[-+]\d\.\d{3}\n", text)
     assert "Bye. Score: you 0, random 0." in text
 
