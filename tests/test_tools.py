@@ -108,3 +108,24 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     assert "--ply-games: must be an even number" in refused(ship_player.main, [str(run), str(out), "--ply-games", "1"])
     assert not out.exists()
     assert ship_player._commit() != ""  # a commit, or what says there is none
+
+
+def test_the_scaling_tool_reads_the_line_nardy_train_ends_with():
+    """tools/scaling.py (docs/training.md, Throughput) parses the CLI's own closing line, for one
+    actor and for many, and says which row is how many times the first."""
+    import pytest
+
+    from tools.scaling import parse_trained, table
+    from train.cli import trained_line
+
+    stats = {"actors": 1, "session_games_per_s": 412.4, "session_updates_per_s": 77.2, "games_per_s": 350.0,
+             "updates_per_s": 64.0, "learner_busy": 0.14}
+    one = parse_trained(trained_line(12032, stats, 0))
+    assert one == {"games": 12032, "actors": 1, "games_per_s": 412, "updates_per_s": 77,
+                   "window_games_per_s": 350, "window_updates_per_s": 64, "learner_busy": 0.14}
+    many = parse_trained(trained_line(60160, {**stats, "actors": 15, "games_per_s": 2800.0}, 2))
+    assert many["actors"] == 15 and many["window_games_per_s"] == 2800
+    rows = [{**one, "wall_s": 40.0}, {**many, "wall_s": 50.0}]
+    assert "| 15 | 60,160 | 412 | 77 | 2800 | 64 | 14% | 8.00 | 50 |" in table(rows).splitlines()
+    with pytest.raises(ValueError, match="no 'trained"):
+        parse_trained("interrupted after 300 games; checkpoint saved.")

@@ -746,6 +746,16 @@ def _storage_error(exc: OSError, run_dir: Any, continue_with: str) -> int:
     return 1
 
 
+def trained_line(games: int, stats: dict[str, Any], restarts: int) -> str:
+    """The line ``nardy train`` ends a session with (tools/scaling.py reads it)."""
+    actors = stats.get("actors", 0)
+    return (f"trained {games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
+            f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
+            f"actor{'' if actors == 1 else 's'}; last window "
+            f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
+            f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {restarts}")
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -845,13 +855,7 @@ def _train(args: argparse.Namespace) -> int:
                 print(f"{'terminated' if terminated else 'interrupted'} after {trainer.games} games; checkpoint saved. "
                       f"Continue with: {continue_with}", flush=True)
                 return 143 if terminated else 130
-            actors = stats.get("actors", 0)
-            print(f"trained {trainer.games} games; this session {stats.get('session_games_per_s', 0):.0f} games/s "
-                  f"and {stats.get('session_updates_per_s', 0):.0f} updates/s (evaluations excluded) with {actors} "
-                  f"actor{'' if actors == 1 else 's'}; last window "
-                  f"{stats.get('games_per_s', 0):.0f} games/s, {stats.get('updates_per_s', 0):.0f} updates/s, "
-                  f"learner busy {stats.get('learner_busy', 0):.0%}; actor restarts {trainer.actor_restarts}",
-                  flush=True)
+            print(trained_line(trainer.games, stats, trainer.actor_restarts), flush=True)
             if not trainer.finished:
                 print(f"stopped by --max-seconds at {trainer.games} of {config.total_games} games; checkpoint "
                       f"saved. Continue with: {continue_with}", flush=True)
