@@ -1148,7 +1148,8 @@ def build_parser() -> argparse.ArgumentParser:
     play = sub.add_parser(
         "play", help="play a game in the terminal against any player",
         description="Play Long Nardy in the terminal. On your turn type a play as moves in common point "
-                    "numbers ('24/18 18/13'; '6/off' or '6/0' bears off) or the number of a play from the list, "
+                    "numbers, the ones the board shows ('24/18 18/13'; '6/off' or '6/0' bears off; as black, whose "
+                    "head is 12: '12/6 6/1', '18/off') or the number of a play from the list, "
                     "then confirm it (y or Enter), undo it or type another. Commands: list, hint (the opponent's "
                     "ranking of your plays, or the shipped player's when the opponent does not tell them apart), read (the "
                     "position in words, for a screen reader), npn (the position), resign, quit, help. Resigning "

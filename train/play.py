@@ -34,7 +34,7 @@ import textwrap
 import unicodedata
 from collections.abc import Callable
 from itertools import combinations, permutations
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -187,6 +187,9 @@ def why_not_legal(npn: str, dice: list[int], moves: list[tuple[int, int]]) -> st
     colour = "white" if side == Color.WHITE else "black"
     faces = [dice[0]] * 4 if dice[0] == dice[1] else list(dice)
     reach = sorted({sum(c) for k in range(1, len(faces) + 1) for c in combinations(faces, k)})
+    if len(moves) > len(faces):  # each move takes a die at least
+        return (f"that is {len(moves)} moves; {dice[0]}-{dice[1]} plays {len(faces)} dice, so "
+                f"{len(faces)} moves at most")
     for src, dst in moves:
         # Personal <-> common is a shift by 12 points, its own inverse (0, off, stays 0).
         a, b = int(to_common_point(src, side)), int(to_common_point(dst, side))
@@ -291,6 +294,9 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
     # checker it may not move is what would have used them (6-6 on a first turn without the exception).
     head = sum(a == 24 for a, _ in personal)
     allowed = int(turn_head_limit(state, [dice], rules)[0])
+    if head > allowed > 1:  # the first turn's exception applies, and this takes more still
+        return (f"it takes {head} checkers from the head ({to_common_point(24, side)}); at most {allowed} may "
+                f"leave it this turn (a first turn's {roll})")
     if head > allowed:
         doubles = ", ".join(f"{d}-{d}" for d in rules.head_exception)
         return (f"it takes {head} checkers from the head ({to_common_point(24, side)}); one may leave it a turn"
@@ -307,6 +313,20 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
              else "no opponent checker ahead of them (the block rule")
     return (f"it would build six points in a row with {needs}, after every single die), or reach a position no "
             "order of the dice allows")
+
+
+def _own_numbering_hint(npn: str, dice: list[int], moves: list[tuple[int, int]], results: dict[str, Any],
+                        side: Color) -> str:
+    """For black, whose own numbering (from its head, 24) is not the common one the board shows:
+    the play meant, when the moves read in black's own numbering make a legal play; else ''."""
+    if side != Color.BLACK:
+        return ""
+    meant = _playable_order(npn, dice, [(int(to_common_point(a, side)), int(to_common_point(b, side)))
+                                        for a, b in moves])
+    if why_not_legal(npn, dice, meant) is not None or _apply_common(npn, meant) not in results:
+        return ""
+    return (f" Points are numbered as on the board (black's head is 12, its home 13-18), not counted from "
+            f"black's own head: did you mean {format_move_sequence(meant)}?")
 
 
 def _apply_common(npn: str, moves: list[tuple[int, int]]) -> str | None:
@@ -424,7 +444,8 @@ class _Session:
                 result = None if reason else _apply_common(npn, moves)
                 if result is None or result not in results:
                     why = reason or why_not_whole_turn(npn, dice.tolist(), moves, plays, self.rules)
-                    self.say(f"{format_move_sequence(moves)} is not a legal play with {roll}: {why}. "
+                    self.say(f"{format_move_sequence(moves)} is not a legal play with {roll}: {why}."
+                             f"{_own_numbering_hint(npn, dice.tolist(), moves, results, side)} "
                              f"Type 'list' to see the legal plays.{dropped}")
                     continue
                 chosen = results[result]
@@ -575,7 +596,9 @@ class _Session:
             points = resignation_points(state, dice, self.rules)
             roll = f"{dice[0]}-{dice[1]}"
             turns = escape_turns(state, self.rules)
-            if points == 1:
+            if points == 1 and state[OFF_MOVER] > 0:
+                why = "a single game: you have borne a checker off, so no mars is possible"
+            elif points == 1:
                 why = "a single game: your escape from mars is secured"
             elif turns is None:
                 until = (" (under the home block rule, until one of the opponent's checkers is home)"

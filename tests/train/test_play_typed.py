@@ -303,6 +303,9 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
 
     assert "takes 2 checkers from the head (24); one may leave it a turn (two on a first turn's 3-3, 4-4, 6-6)" \
         in reason(start, [5, 5], [(24, 14), (24, 14)])
+    # On a first turn's 3-3 the exception applies: the message says the limit of this turn.
+    assert reason(start, [3, 3], [(24, 21), (24, 21), (24, 21)]) == (
+        "it takes 3 checkers from the head (24); at most 2 may leave it this turn (a first turn's 3-3)")
     assert "plays 1 die where 2 can be played" in reason(start, [6, 2], [(24, 18)])
     # Black's first turn with 6-6 and no head exception: one checker leaves the head and cannot go on,
     # so the play uses one die; two checkers off the head are refused for the head rule, not the dice.
@@ -310,8 +313,13 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     plays = legal_plays(black_first, [6, 6], {"head_exception": []})
     assert why_not_whole_turn(black_first, [6, 6], [(12, 6), (12, 6)], plays, {"head_exception": []}) == (
         "it takes 2 checkers from the head (12); one may leave it a turn (no exception under these rules)")
-    assert "6-2 cannot make all of 24/18 18/16 16/10: each die moves once" in why_not_legal(
-        start, [6, 2], [(24, 18), (18, 16), (16, 10)])
+    assert "6-2 cannot make all of 24/18 24/18: each die moves once" in why_not_legal(
+        start, [6, 2], [(24, 18), (24, 18)])
+    # More moves than dice is said before any single move is judged (here 13/1 alone would be refused too).
+    assert why_not_legal(start, [6, 2], [(24, 18), (18, 16), (16, 10)]) == (
+        "that is 3 moves; 6-2 plays 2 dice, so 2 moves at most")
+    assert why_not_legal(start, [3, 3], [(24, 21), (24, 21), (21, 18), (18, 15), (15, 1)]).startswith(
+        "that is 5 moves; 3-3 plays 4 dice")
     # One white checker on 10, black on 2: 5-3 plays one die only (either way then lands on 2), the 5.
     lone = "0,-15,0,0,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0:14,0:w"
     assert [p["moves"] for p in legal_plays(lone, [5, 3])] == [[[10, 5]]]
@@ -680,6 +688,8 @@ def test_the_resign_reason_says_over_which_turns_the_mars_was_judged():
          "opponent could need to finish, three turns in all at most))."),
         (f"0,0,7,4,0,4,0,0,0,0,0,0,-15{rest}:0,0:w", [5, 5], "lose 1 point (a single game: your escape from mars "
          "is secured)."),
+        (f"0,0,7,4,0,3,0,0,0,0,0,0,-15{rest}:1,0:w", [5, 5], "lose 1 point (a single game: you have borne a "
+         "checker off, so no mars is possible)."),
     ]
     home_rule = ("0,0,0,0,0,15,0,0,0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0:0,0:w", [5, 4], "lose 2 points (mars: you have "
                  "borne off nothing and no play of 5-4 bears a checker off; while the sides can still meet (under "
@@ -690,3 +700,26 @@ def test_the_resign_reason_says_over_which_turns_the_mars_was_judged():
         session = _Session(RandomPlayer(), Color.WHITE, rules, 1, read=lambda prompt: "n\n", out=out)
         assert session.resign_or_quit("resign", parse_npn(position)[0], np.array(dice)) is False
         assert said in _flat(out.getvalue()), out.getvalue()
+
+
+def test_black_typing_its_own_numbering_is_shown_the_play_it_meant():
+    """Black's own numbering counts from its head as 24; the board and the plays use the common
+    one (black's head is 12). A play typed the first way is refused, with the play it meant."""
+    from train.play import _own_numbering_hint, _Session
+
+    start = format_npn(initial_states(1)[0], Color.BLACK)
+    lines = iter(["24/18 18/13", "12/6 6/1", "y"])
+    out = io.StringIO()
+    session = _Session(RandomPlayer(), Color.BLACK, Rules(), 1, read=lambda prompt: next(lines) + "\n", out=out)
+    after = session.human_turn(parse_npn(start)[0], Color.BLACK, np.array([6, 5]))
+    text = _flat(out.getvalue())
+    assert ("24/18 18/13 is not a legal play with 6-5: there is no black checker on 24 for 24/18. Points are "
+            "numbered as on the board (black's head is 12, its home 13-18), not counted from black's own head: "
+            "did you mean 12/6 6/1?") in text
+    assert after is not None and "After your play 12/6 6/1" in text
+    # White's own numbering is the common one: no such note; nor for black when the other reading is no play.
+    white = format_npn(initial_states(1)[0], Color.WHITE)
+    results = {p["result"]: p for p in legal_plays(white, [6, 5])}
+    assert _own_numbering_hint(white, [6, 5], [(12, 6), (6, 1)], results, Color.WHITE) == ""
+    black_results = {p["result"]: p for p in legal_plays(start, [6, 5])}
+    assert _own_numbering_hint(start, [6, 5], [(20, 14)], black_results, Color.BLACK) == ""
