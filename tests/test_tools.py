@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -111,7 +112,7 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
 
 
 def test_the_scaling_tool_reads_the_line_nardy_train_ends_with():
-    """tools/scaling.py (docs/training.md, Throughput) parses the CLI's own closing line, for one
+    """tools/scaling.py (docs/training.md, On 16 CPUs) parses the CLI's own closing line, for one
     actor and for many, and says which row is how many times the first."""
     import pytest
 
@@ -129,3 +130,56 @@ def test_the_scaling_tool_reads_the_line_nardy_train_ends_with():
     assert "| 15 | 60,160 | 412 | 77 | 2800 | 64 | 14% | 8.00 | 50 |" in table(rows).splitlines()
     with pytest.raises(ValueError, match="no 'trained"):
         parse_trained("interrupted after 300 games; checkpoint saved.")
+
+
+def test_the_scaling_tool_keeps_the_rows_done_when_a_run_fails(tmp_path, monkeypatch, capsys):
+    """Each run's closing line makes a row and a JSON record; a run that fails ends the tool with
+    exit 1, the table of the runs before it, the run's last lines and where its output is."""
+    import subprocess
+
+    import pytest
+
+    from tools import scaling
+    from train.cli import trained_line
+
+    asked = []
+
+    def fake_run(command, stdout, cwd, timeout, **kwargs):
+        actors = int(command[command.index("--set") + 1].split("=")[1])
+        asked.append((actors, command[command.index("--out") + 1], cwd))
+        if actors == 4:
+            stdout.write("nardy train: cannot start a local Ray: no room\n")
+            return subprocess.CompletedProcess(command, 2)
+        if actors == 8:
+            raise subprocess.TimeoutExpired(command, timeout)
+        stdout.write(trained_line(12032, {"actors": actors, "session_games_per_s": 100.0 * actors,
+                                          "session_updates_per_s": 20.0 * actors, "games_per_s": 90.0 * actors,
+                                          "updates_per_s": 18.0 * actors, "learner_busy": 0.1 * actors}, 0) + "\n")
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(scaling.subprocess, "run", fake_run)
+    monkeypatch.chdir(tmp_path)  # relative paths are the caller's, though each run starts in the checkout
+    assert scaling.main(["--actors", "1", "2", "4", "--out", "runs", "--json", "rows.jsonl"]) == 1
+    captured = capsys.readouterr()
+    assert [a for a, _, _ in asked] == [1, 2, 4] and all(Path(out).is_absolute() for _, out, _ in asked)
+    assert asked[0][1] == str(tmp_path / "runs" / "actors1") and asked[0][2] == scaling.ROOT
+    assert "| 2 | 12,032 | 200 | 40 | 180 | 36 | 20% | 2.00 |" in captured.out
+    records = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert [r["actors"] for r in records] == [1, 2] and records[1]["window_games_per_s"] == 180
+    assert captured.err.startswith(f"scaling: the run with 4 actors ended with exit status 2 (its output: "
+                                   f"{tmp_path / 'runs' / 'actors4.log'}) (the table above holds the runs before it)")
+    assert "  nardy train: cannot start a local Ray: no room" in captured.err
+    # A run over its time limit, in the default temporary folder: said, with no table when it is the first.
+    assert scaling.main(["--actors", "8", "--timeout", "5"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("scaling: the run with 8 actors took more than 5 s")
+    # Refused before any run: a count twice or not a count, a folder already used, no such config.
+    for argv, said in [(["--actors", "2", "2"], "each count once"), (["--actors", "0"], "--actors"),
+                       (["--timeout", "-1"], "--timeout"), (["--out", "runs", "--actors", "2"], "already holds the run "
+                                                            "for 2 actors"),
+                       (["--config", "nope.yaml"], "--config nope.yaml: no such file"),
+                       (["--json", "runs"], "--json runs: a folder")]:
+        asked.clear()
+        with pytest.raises(SystemExit) as done:
+            scaling.main(argv)
+        assert done.value.code == 2 and said in capsys.readouterr().err and not asked

@@ -23,21 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from train.cli import COUNT, SECONDS
+
 ROOT = Path(__file__).resolve().parents[1]
 TRAINED = re.compile(
     r"trained (?P<games>[\d,]+) games; this session (?P<gps>[\d.]+) games/s and (?P<ups>[\d.]+) updates/s "
     r".*?with (?P<actors>\d+) actors?; last window (?P<wgps>[\d.]+) games/s, (?P<wups>[\d.]+) updates/s, "
     r"learner busy (?P<busy>[\d.]+)%")
-
-
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
 
 
 def parse_trained(output: str) -> dict[str, float]:
@@ -51,6 +43,18 @@ def parse_trained(output: str) -> dict[str, float]:
             "learner_busy": float(found["busy"]) / 100}
 
 
+class RunFailed(Exception):
+    """A run that did not end with its ``trained ...`` line (its exit, or the time limit)."""
+
+    def __init__(self, message: str, log: Path) -> None:
+        super().__init__(message)
+        self.log = log
+
+    def last_lines(self, count: int = 15) -> str:
+        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.is_file() else ""
+        return "\n".join("  " + line for line in text.splitlines()[-count:])
+
+
 def run_one(actors: int, games: int, config: Path, out: Path, address: str | None, timeout: float) -> dict[str, float]:
     command = [sys.executable, "-c", "import sys; from train.cli import main; sys.exit(main())", "train",
                "--config", str(config), "--out", str(out), "--quiet", "--set", f"actors={actors}",
@@ -59,12 +63,21 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
         command += ["--address", address]
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=timeout)
+    log = out.parent / f"{out.name}.log"
+    with log.open("w", encoding="utf-8") as output:
+        try:
+            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RunFailed(f"took more than {timeout:g} s (--timeout)", log) from None
     wall = time.perf_counter() - started
+    text = log.read_text(encoding="utf-8", errors="replace")
     if done.returncode != 0:
-        raise SystemExit(f"nardy train with {actors} actors failed (exit {done.returncode}):\n"
-                         f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    figures = parse_trained(done.stdout + done.stderr)
+        raise RunFailed(f"ended with exit status {done.returncode}", log)
+    try:
+        figures = parse_trained(text)
+    except ValueError as exc:
+        raise RunFailed(str(exc), log) from None
     figures["wall_s"] = wall
     return figures
 
@@ -81,39 +94,74 @@ def table(rows: list[dict[str, float]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--actors", type=positive, nargs="+", default=[1, 2], help="actor counts to run (default 1 2)")
-    parser.add_argument("--games-per-actor", type=positive, default=6000,
+    parser.add_argument("--actors", type=COUNT, nargs="+", default=[1, 2], help="actor counts to run (default 1 2)")
+    parser.add_argument("--games-per-actor", type=COUNT, default=6000,
                         help="games each run plays per actor (default 6000; at least 12,000 a run)")
     parser.add_argument("--config", type=Path, default=ROOT / "configs" / "default.yaml",
                         help="the training config (default configs/default.yaml)")
-    parser.add_argument("--address", help="a Ray cluster to run on (default: a local Ray per run)")
-    parser.add_argument("--out", type=Path, help="folder for the runs (default: a temporary folder)")
-    parser.add_argument("--json", type=Path, help="also write one JSON object per run to this file")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds one run may take (default 1800)")
+    parser.add_argument("--address", help="a Ray cluster to run on (default: RAY_ADDRESS if set, else a local Ray "
+                                           "per run)")
+    parser.add_argument("--out", type=Path, help="a folder for the runs and their output, which holds none of "
+                                                 "them yet (default: a temporary folder, removed at the end)")
+    parser.add_argument("--json", type=Path, help="also write one JSON object per run to this file (replaced)")
+    parser.add_argument("--timeout", type=SECONDS, default=1800, help="seconds one run may take (default 1800)")
     args = parser.parse_args(argv)
-    if not args.config.is_file():
+    # Paths as the caller means them: each run starts in the checkout (ROOT).
+    config = args.config.resolve()
+    if not config.is_file():
         parser.error(f"--config {args.config}: no such file")
+    counts = list(dict.fromkeys(args.actors))
+    if len(counts) < len(args.actors):
+        parser.error(f"--actors {' '.join(map(str, args.actors))}: each count once")
+    out = args.out.resolve() if args.out else None
+    if out is not None:
+        taken = [n for n in counts if (out / f"actors{n}").exists() or (out / f"actors{n}.log").exists()]
+        if taken:
+            parser.error(f"--out {args.out} already holds the run for {taken[0]} actor{'' if taken[0] == 1 else 's'}:"
+                         f" give a folder without earlier runs")
+        if out.exists() and not out.is_dir():
+            parser.error(f"--out {args.out} is a file, not a folder")
+    json_path = args.json.resolve() if args.json else None
+    if json_path is not None and (json_path.is_dir() or not json_path.parent.is_dir()):
+        parser.error(f"--json {args.json}: {'a folder' if json_path.is_dir() else 'its folder does not exist'}")
 
+    rows: list[dict[str, float]] = []
+    failed = ""
     with tempfile.TemporaryDirectory(prefix="nardy-scaling-") as scratch:
-        base = args.out or Path(scratch)
-        rows = []
-        for actors in args.actors:
-            games = max(12000, actors * args.games_per_actor)
-            out = base / f"actors{actors}"
-            if out.exists():
-                parser.error(f"{out} exists: give --out a folder without earlier runs")
-            row = run_one(actors, games, args.config, out, args.address, args.timeout)
+        base = out or Path(scratch)
+        base.mkdir(parents=True, exist_ok=True)
+        if json_path is not None:
+            json_path.write_text("", encoding="utf-8")
+        for actors in counts:
+            name = f"{actors} actor{'' if actors == 1 else 's'}"
+            try:
+                row = run_one(actors, max(12000, actors * args.games_per_actor), config, base / f"actors{actors}",
+                              args.address, args.timeout)
+            except RunFailed as exc:
+                failed = (f"the run with {name} {exc}" + (f" (its output: {exc.log})" if out else "")
+                          + f"; its last lines:\n{exc.last_lines()}")
+                break
+            except KeyboardInterrupt:
+                failed = f"interrupted during the run with {name}"
+                break
             rows.append(row)
-            print(f"{actors} actor{'' if actors == 1 else 's'}: {row['window_games_per_s']:.0f} games/s last window, "
+            print(f"{name}: {row['window_games_per_s']:.0f} games/s last window, "
                   f"{row['games_per_s']:.0f} over the run, learner busy {row['learner_busy']:.0%}", flush=True)
-            if args.json:
-                with args.json.open("a") as handle:
+            if json_path is not None:
+                with json_path.open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps({**row, "cpus": os.cpu_count()}) + "\n")
-    print(f"\n{os.cpu_count()} CPUs, config {args.config.name}\n")
-    print(table(rows))
+    if rows:
+        where = f"the cluster at {args.address}" if args.address else f"{os.cpu_count()} CPUs here"
+        print(f"\n{where}, config {config.name}\n")
+        print(table(rows))
+    if failed:
+        done = " (the table above holds the runs before it)" if rows else ""
+        print(f"scaling: {failed.replace('; its last lines:', done + '; its last lines:', 1)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

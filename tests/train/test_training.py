@@ -93,6 +93,9 @@ def test_smoke_training_through_the_cli_on_a_local_ray(tmp_path):
     pictures = events.Images("calibration/reliability")
     assert [p.step for p in pictures] == [512, 1024] and pictures[-1].width > pictures[-1].height > 100
     assert re.search(r"this session \d+ games/s and \d+ updates/s \(evaluations excluded\)", out.stdout)
+    from tools.scaling import parse_trained  # tools/scaling.py reads this line
+
+    assert parse_trained(out.stdout)["games"] == payload["training"]["games"]
     # Progress on a pipe: plain lines, the closing one with the last window's rate (as logged) and
     # the latest periodic evaluation.
     closing = [line for line in out.stderr.splitlines() if line.startswith("train smoke: ")][-1]
