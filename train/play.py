@@ -399,8 +399,10 @@ class _Session:
     def human_turn(self, state: np.ndarray, side: Color, dice: np.ndarray) -> np.ndarray | None:
         """The human's afterstate (mover's view), or None on resign."""
         npn = format_npn(state, side)
-        # Listed by their moves, so one checker's plays stand together.
-        plays = sorted(legal_plays(npn, dice.tolist(), self.rules), key=lambda p: [tuple(m) for m in p["moves"]])
+        # Listed by their moves, so one checker's plays stand together, in the mover's own point
+        # order (the common one for white; black's from its home to its head, as white's are).
+        plays = sorted(legal_plays(npn, dice.tolist(), self.rules),
+                       key=lambda p: [tuple(int(to_common_point(x, side)) for x in m) for m in p["moves"]])
         if len(plays) == 1 and not plays[0]["moves"]:
             self.say("You have no legal move: the turn passes.")
             return state.copy()

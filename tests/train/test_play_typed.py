@@ -723,3 +723,21 @@ def test_black_typing_its_own_numbering_is_shown_the_play_it_meant():
     assert _own_numbering_hint(white, [6, 5], [(12, 6), (6, 1)], results, Color.WHITE) == ""
     black_results = {p["result"]: p for p in legal_plays(start, [6, 5])}
     assert _own_numbering_hint(start, [6, 5], [(20, 14)], black_results, Color.BLACK) == ""
+
+
+def test_black_sees_its_plays_listed_in_its_own_point_order():
+    """White's list runs from its home to its head (common 1..24); black's runs the same way along
+    its own route (13..24, then 1..12): a checker on 22 comes before one on 1, the head (12) last."""
+    from train.play import _Session
+
+    cells = [0] * 24
+    cells[0], cells[11], cells[21], cells[23] = -1, -13, -1, 15
+    black = ",".join(map(str, cells)) + ":0,0:b"
+    lines = iter(["1", "y"])
+    out = io.StringIO()
+    session = _Session(RandomPlayer(), Color.BLACK, Rules(), 1, read=lambda prompt: next(lines) + "\n", out=out)
+    session.human_turn(parse_npn(black)[0], Color.BLACK, np.array([6, 5]))
+    listed = re.findall(r"\b\d+\. (\d+)/", out.getvalue())
+    firsts = list(dict.fromkeys(int(p) for p in listed))
+    assert firsts == [22, 1, 12], firsts
+    assert "After your play 22/" in out.getvalue()
