@@ -705,7 +705,7 @@ def test_the_resign_reason_says_over_which_turns_the_mars_was_judged():
 def test_black_typing_its_own_numbering_is_shown_the_play_it_meant():
     """Black's own numbering counts from its head as 24; the board and the plays use the common
     one (black's head is 12). A play typed the first way is refused, with the play it meant."""
-    from train.play import _own_numbering_hint, _Session
+    from train.play import _apply_common, _own_numbering_hint, _Session
 
     start = format_npn(initial_states(1)[0], Color.BLACK)
     lines = iter(["24/18 18/13", "12/6 6/1", "y"])
@@ -723,6 +723,11 @@ def test_black_typing_its_own_numbering_is_shown_the_play_it_meant():
     assert _own_numbering_hint(white, [6, 5], [(12, 6), (6, 1)], results, Color.WHITE) == ""
     black_results = {p["result"]: p for p in legal_plays(start, [6, 5])}
     assert _own_numbering_hint(start, [6, 5], [(20, 14)], black_results, Color.BLACK) == ""
+    # Moves typed in the board's numbers, refused only by the head rule: no note, though 24/18 24/19 is legal.
+    heads = "0,0,15,0,0,0,0,0,0,0,0,-10,0,0,0,0,0,0,0,0,0,0,0,-5:0,0:b"
+    head_results = {p["result"]: p for p in legal_plays(heads, [6, 5])}
+    assert _apply_common(heads, [(24, 18), (24, 19)]) in head_results
+    assert _own_numbering_hint(heads, [6, 5], [(12, 6), (12, 7)], head_results, Color.BLACK) == ""
 
 
 def test_black_sees_its_plays_listed_in_its_own_point_order():
