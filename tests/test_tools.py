@@ -127,7 +127,7 @@ def test_the_scaling_tool_reads_the_line_nardy_train_ends_with():
     many = parse_trained(trained_line(60160, {**stats, "actors": 15, "games_per_s": 2800.0}, 2))
     assert many["actors"] == 15 and many["window_games_per_s"] == 2800
     rows = [{**one, "wall_s": 40.0}, {**many, "wall_s": 50.0}]
-    assert "| 15 | 60,160 | 412 | 77 | 2800 | 64 | 14% | 8.00 | 50 |" in table(rows).splitlines()
+    assert "| 15 | 60,160 | 412 | 77 | 2,800 | 64 | 14% | 8.00 | 50 |" in table(rows).splitlines()
     with pytest.raises(ValueError, match="no 'trained"):
         parse_trained("interrupted after 300 games; checkpoint saved.")
 
@@ -136,6 +136,7 @@ def test_the_scaling_tool_keeps_the_rows_done_when_a_run_fails(tmp_path, monkeyp
     """Each run's closing line makes a row and a JSON record; a run that fails ends the tool with
     exit 1, the table of the runs before it, the run's last lines and where its output is."""
     import subprocess
+    import tempfile
 
     import pytest
 
@@ -144,42 +145,83 @@ def test_the_scaling_tool_keeps_the_rows_done_when_a_run_fails(tmp_path, monkeyp
 
     asked = []
 
-    def fake_run(command, stdout, cwd, timeout, **kwargs):
-        actors = int(command[command.index("--set") + 1].split("=")[1])
-        asked.append((actors, command[command.index("--out") + 1], cwd))
-        if actors == 4:
-            stdout.write("nardy train: cannot start a local Ray: no room\n")
-            return subprocess.CompletedProcess(command, 2)
-        if actors == 8:
-            raise subprocess.TimeoutExpired(command, timeout)
-        stdout.write(trained_line(12032, {"actors": actors, "session_games_per_s": 100.0 * actors,
-                                          "session_updates_per_s": 20.0 * actors, "games_per_s": 90.0 * actors,
-                                          "updates_per_s": 18.0 * actors, "learner_busy": 0.1 * actors}, 0) + "\n")
-        return subprocess.CompletedProcess(command, 0)
+    class FakeRun:
+        """nardy train as the tool sees it: its output, then its exit status (or no end in time)."""
 
-    monkeypatch.setattr(scaling.subprocess, "run", fake_run)
+        def __init__(self, command, stdout, cwd, **kwargs):
+            self.actors = int(command[command.index("--set") + 1].split("=")[1])
+            asked.append((self.actors, command[command.index("--out") + 1], cwd))
+            self.signals = []
+            if self.actors == 4:
+                stdout.write("nardy train: cannot start a local Ray: no room\n")
+            elif self.actors != 8:
+                stdout.write(trained_line(12032, {"actors": self.actors, "session_games_per_s": 100.0 * self.actors,
+                                                  "session_updates_per_s": 20.0 * self.actors,
+                                                  "games_per_s": 900.0 * self.actors, "updates_per_s": 18.0 * self.actors,
+                                                  "learner_busy": 0.1 * self.actors}, 0) + "\n")
+
+        def wait(self, timeout=None):
+            if self.actors == 8 and not self.signals:
+                raise subprocess.TimeoutExpired("nardy train", timeout)
+            return {4: 2, 8: 130}.get(self.actors, 0)
+
+        def poll(self):
+            return None if self.actors == 8 and not self.signals else 0
+
+        def send_signal(self, signum):
+            self.signals.append(signum)
+
+    monkeypatch.setattr(scaling.subprocess, "Popen", FakeRun)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.chdir(tmp_path)  # relative paths are the caller's, though each run starts in the checkout
     assert scaling.main(["--actors", "1", "2", "4", "--out", "runs", "--json", "rows.jsonl"]) == 1
     captured = capsys.readouterr()
     assert [a for a, _, _ in asked] == [1, 2, 4] and all(Path(out).is_absolute() for _, out, _ in asked)
     assert asked[0][1] == str(tmp_path / "runs" / "actors1") and asked[0][2] == scaling.ROOT
-    assert "| 2 | 12,032 | 200 | 40 | 180 | 36 | 20% | 2.00 |" in captured.out
+    assert "| 2 | 12,032 | 200 | 40 | 1,800 | 36 | 20% | 2.00 |" in captured.out
     records = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
-    assert [r["actors"] for r in records] == [1, 2] and records[1]["window_games_per_s"] == 180
-    assert captured.err.startswith(f"scaling: the run with 4 actors ended with exit status 2 (its output: "
-                                   f"{tmp_path / 'runs' / 'actors4.log'}) (the table above holds the runs before it)")
-    assert "  nardy train: cannot start a local Ray: no room" in captured.err
-    # A run over its time limit, in the default temporary folder: said, with no table when it is the first.
+    assert [r["actors"] for r in records] == [1, 2] and records[1]["window_games_per_s"] == 1800
+    assert captured.err.startswith("scaling: the run with 4 actors ended with exit status 2; the table above holds "
+                                   f"the runs before it; its output: {tmp_path / 'runs' / 'actors4.log'}; its last "
+                                   "lines:\n  nardy train: cannot start a local Ray: no room")
+    # A run over its time limit, in the default temporary folder: stopped as Ctrl-C stops nardy
+    # train (it saves and shuts its Ray down), said, with no table when it is the first; the
+    # temporary folder is gone.
+    before = set(Path(tempfile.gettempdir()).glob("nardy-scaling-*"))
     assert scaling.main(["--actors", "8", "--timeout", "5"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith("scaling: the run with 8 actors took more than 5 s")
+    assert set(Path(tempfile.gettempdir()).glob("nardy-scaling-*")) == before
     # Refused before any run: a count twice or not a count, a folder already used, no such config.
-    for argv, said in [(["--actors", "2", "2"], "each count once"), (["--actors", "0"], "--actors"),
-                       (["--timeout", "-1"], "--timeout"), (["--out", "runs", "--actors", "2"], "already holds the run "
-                                                            "for 2 actors"),
+    for argv, said in [(["--actors", "2", "2"], "--actors 2 2: each count once"),
+                       (["--actors", "0"], "argument --actors: must be 1 or more"),
+                       (["--timeout", "-1"], "argument --timeout: must be a positive number of seconds"),
+                       (["--out", "runs", "--actors", "2"], "already holds the run for 2 actors"),
                        (["--config", "nope.yaml"], "--config nope.yaml: no such file"),
-                       (["--json", "runs"], "--json runs: a folder")]:
+                       (["--json", "runs"], "--json runs is a folder; give a file name"),
+                       (["--json", "rows.jsonl/x.jsonl"], f"--json rows.jsonl/x.jsonl: {tmp_path / 'rows.jsonl'} is a "
+                                                          "file, not a folder"),
+                       (["--out", "rows.jsonl/runs"], "--out rows.jsonl/runs: cannot make it")]:
         asked.clear()
         with pytest.raises(SystemExit) as done:
             scaling.main(argv)
-        assert done.value.code == 2 and said in capsys.readouterr().err and not asked
+        assert done.value.code == 2 and said in capsys.readouterr().err and not asked, argv
+
+
+def test_the_scaling_tool_stops_a_run_as_ctrl_c_would_and_kills_one_that_does_not_stop(tmp_path):
+    """A run is stopped with SIGINT (nardy train then saves its checkpoint and shuts its Ray down)
+    and killed only when it has not ended within the grace time."""
+    import subprocess
+    import sys
+
+    from tools.scaling import _stop
+
+    stops = ("import signal, sys, time\n"
+             "def stop(*_):\n    print('saved', flush=True)\n    sys.exit(130)\n"
+             "signal.signal(signal.SIGINT, stop)\nprint('ready', flush=True)\ntime.sleep(60)\n")
+    deaf = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('ready', flush=True)\ntime.sleep(60)\n"
+    for script, grace, code, said in [(stops, 30.0, 130, "saved"), (deaf, 1.0, -9, "")]:
+        child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        assert child.stdout.readline().strip() == "ready"  # its handler is in place
+        _stop(child, grace=grace)
+        assert child.returncode == code and child.stdout.read().strip() == said

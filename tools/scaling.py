@@ -17,13 +17,14 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from train.cli import COUNT, SECONDS
+from train.cli import COUNT, SECONDS, Terminated
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAINED = re.compile(
@@ -46,9 +47,11 @@ def parse_trained(output: str) -> dict[str, float]:
 class RunFailed(Exception):
     """A run that did not end with its ``trained ...`` line (its exit, or the time limit)."""
 
-    def __init__(self, message: str, log: Path) -> None:
+    def __init__(self, message: str, log: Path, status: int = 1) -> None:
         super().__init__(message)
         self.log = log
+        self.status = status  # the tool's exit status: 130 / 143 when it was stopped itself
+        self.lines = ""
 
     def last_lines(self, count: int = 15) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.is_file() else ""
@@ -56,6 +59,8 @@ class RunFailed(Exception):
 
 
 def run_one(actors: int, games: int, config: Path, out: Path, address: str | None, timeout: float) -> dict[str, float]:
+    """One ``nardy train`` run, its output in ``out``.log beside its folder. A time limit, Ctrl-C or
+    SIGTERM stops it as ``nardy train`` stops (it saves and shuts its Ray down), then raises."""
     command = [sys.executable, "-c", "import sys; from train.cli import main; sys.exit(main())", "train",
                "--config", str(config), "--out", str(out), "--quiet", "--set", f"actors={actors}",
                "--set", f"total_games={games}", "--set", "eval_every_games=0", "--set", "final_eval_games=0"]
@@ -65,15 +70,20 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
     started = time.perf_counter()
     log = out.parent / f"{out.name}.log"
     with log.open("w", encoding="utf-8") as output:
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
         try:
-            done = subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env,
-                                  timeout=timeout)
+            code = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            _stop(child)
             raise RunFailed(f"took more than {timeout:g} s (--timeout)", log) from None
+        except (KeyboardInterrupt, Terminated) as exc:
+            _stop(child)
+            raise RunFailed("was interrupted" if isinstance(exc, KeyboardInterrupt) else "was terminated", log,
+                            130 if isinstance(exc, KeyboardInterrupt) else 143) from None
     wall = time.perf_counter() - started
     text = log.read_text(encoding="utf-8", errors="replace")
-    if done.returncode != 0:
-        raise RunFailed(f"ended with exit status {done.returncode}", log)
+    if code != 0:
+        raise RunFailed(f"ended with exit status {code}", log)
     try:
         figures = parse_trained(text)
     except ValueError as exc:
@@ -82,14 +92,26 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
     return figures
 
 
+def _stop(child: subprocess.Popen, grace: float = 60.0) -> None:
+    """Stop a ``nardy train`` run as Ctrl-C would (it saves a checkpoint and shuts its Ray down),
+    killing it only if it has not ended within ``grace`` seconds."""
+    if child.poll() is None:
+        child.send_signal(signal.SIGINT)
+    try:
+        child.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+
+
 def table(rows: list[dict[str, float]]) -> str:
     lines = ["| actors | games | games/s over the run | updates/s over the run | games/s, last window | "
              "updates/s, last window | learner busy, last window | last window vs the first row | wall s |",
              "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     base = max(rows[0]["window_games_per_s"], 1e-9) if rows else 1.0
     for row in rows:
-        lines.append(f"| {row['actors']} | {row['games']:,} | {row['games_per_s']:.0f} | {row['updates_per_s']:.0f} | "
-                     f"{row['window_games_per_s']:.0f} | {row['window_updates_per_s']:.0f} | "
+        lines.append(f"| {row['actors']} | {row['games']:,} | {row['games_per_s']:,.0f} | {row['updates_per_s']:,.0f} | "
+                     f"{row['window_games_per_s']:,.0f} | {row['window_updates_per_s']:,.0f} | "
                      f"{row['learner_busy']:.0%} | {row['window_games_per_s'] / base:.2f} | {row['wall_s']:.0f} |")
     return "\n".join(lines)
 
@@ -124,43 +146,64 @@ def main(argv: list[str] | None = None) -> int:
         if out.exists() and not out.is_dir():
             parser.error(f"--out {args.out} is a file, not a folder")
     json_path = args.json.resolve() if args.json else None
-    if json_path is not None and (json_path.is_dir() or not json_path.parent.is_dir()):
-        parser.error(f"--json {args.json}: {'a folder' if json_path.is_dir() else 'its folder does not exist'}")
+    if json_path is not None:
+        if json_path.is_dir():
+            parser.error(f"--json {args.json} is a folder; give a file name")
+        if json_path.parent.exists() and not json_path.parent.is_dir():
+            parser.error(f"--json {args.json}: {json_path.parent} is a file, not a folder")
+        if not json_path.parent.is_dir():
+            parser.error(f"--json {args.json}: folder {json_path.parent} does not exist")
+    address = args.address or os.environ.get("RAY_ADDRESS") or None  # what nardy train will join
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            parser.error(f"--out {args.out}: cannot make it ({exc.strerror or exc})")
 
     rows: list[dict[str, float]] = []
-    failed = ""
-    with tempfile.TemporaryDirectory(prefix="nardy-scaling-") as scratch:
-        base = out or Path(scratch)
-        base.mkdir(parents=True, exist_ok=True)
-        if json_path is not None:
-            json_path.write_text("", encoding="utf-8")
-        for actors in counts:
-            name = f"{actors} actor{'' if actors == 1 else 's'}"
-            try:
-                row = run_one(actors, max(12000, actors * args.games_per_actor), config, base / f"actors{actors}",
-                              args.address, args.timeout)
-            except RunFailed as exc:
-                failed = (f"the run with {name} {exc}" + (f" (its output: {exc.log})" if out else "")
-                          + f"; its last lines:\n{exc.last_lines()}")
-                break
-            except KeyboardInterrupt:
-                failed = f"interrupted during the run with {name}"
-                break
-            rows.append(row)
-            print(f"{name}: {row['window_games_per_s']:.0f} games/s last window, "
-                  f"{row['games_per_s']:.0f} over the run, learner busy {row['learner_busy']:.0%}", flush=True)
+    failure: RunFailed | None = None
+    name = ""
+    previous = signal.signal(signal.SIGTERM, _terminated)  # stops the run in hand, as Ctrl-C does
+    try:
+        with tempfile.TemporaryDirectory(prefix="nardy-scaling-") as scratch:
+            base = out or Path(scratch)
             if json_path is not None:
-                with json_path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps({**row, "cpus": os.cpu_count()}) + "\n")
+                json_path.write_text("", encoding="utf-8")
+            for actors in counts:
+                name = f"{actors} actor{'' if actors == 1 else 's'}"
+                try:
+                    row = run_one(actors, max(12000, actors * args.games_per_actor), config,
+                                  base / f"actors{actors}", args.address, args.timeout)
+                except RunFailed as exc:
+                    failure = exc
+                    failure.lines = exc.last_lines()  # read before a temporary folder goes
+                    break
+                rows.append(row)
+                print(f"{name}: {row['window_games_per_s']:.0f} games/s last window, "
+                      f"{row['games_per_s']:.0f} over the run, learner busy {row['learner_busy']:.0%}", flush=True)
+                if json_path is not None:
+                    record = {**row, "cpus": None if address else os.cpu_count(), "address": address}
+                    with json_path.open("a", encoding="utf-8") as handle:
+                        handle.write(json.dumps(record) + "\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if rows:
-        where = f"the cluster at {args.address}" if args.address else f"{os.cpu_count()} CPUs here"
+        where = f"the Ray cluster at {address}" if address else f"{os.cpu_count()} CPUs here"
         print(f"\n{where}, config {config.name}\n")
         print(table(rows))
-    if failed:
-        done = " (the table above holds the runs before it)" if rows else ""
-        print(f"scaling: {failed.replace('; its last lines:', done + '; its last lines:', 1)}", file=sys.stderr)
-        return 1
-    return 0
+    if failure is None:
+        return 0
+    said = f"scaling: the run with {name} {failure}"
+    if rows:
+        said += "; the table above holds the runs before it"
+    if out is not None:
+        said += f"; its output: {failure.log}"
+    print(said + (f"; its last lines:\n{failure.lines}" if failure.lines else ""), file=sys.stderr)
+    return failure.status
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated()
 
 
 if __name__ == "__main__":

@@ -319,8 +319,14 @@ def _own_numbering_hint(npn: str, dice: list[int], moves: list[tuple[int, int]],
                         side: Color) -> str:
     """For black, whose own numbering (from its head, 24) is not the common one the board shows:
     the play meant, when the moves read in black's own numbering make a legal play; else ''."""
-    if side != Color.BLACK or why_not_legal(npn, dice, moves) is None:
-        # Moves that each pass in the board's numbers were typed in them; only a whole-turn rule refused the play.
+    if side != Color.BLACK:
+        return ""
+    # Only a slip of numbering: a move from a point black does not hold, or one that goes
+    # backwards in the board's numbers (a play refused for a held point, the dice, or a
+    # whole-turn rule was typed in them).
+    state = parse_npn(npn)[0]
+    personal = [(int(to_common_point(a, side)), int(to_common_point(b, side))) for a, b in moves]
+    if not any(state[a - 1] <= 0 or b > a for a, b in personal):
         return ""
     meant = _playable_order(npn, dice, [(int(to_common_point(a, side)), int(to_common_point(b, side)))
                                         for a, b in moves])

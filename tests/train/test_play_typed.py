@@ -728,6 +728,14 @@ def test_black_typing_its_own_numbering_is_shown_the_play_it_meant():
     head_results = {p["result"]: p for p in legal_plays(heads, [6, 5])}
     assert _apply_common(heads, [(24, 18), (24, 19)]) in head_results
     assert _own_numbering_hint(heads, [6, 5], [(12, 6), (12, 7)], head_results, Color.BLACK) == ""
+    # Typed in the board's numbers and refused because the point is held: no note either, though
+    # the other reading (8/2 8/3) is a legal play.
+    cells = [0] * 24
+    cells[13], cells[23], cells[19], cells[7], cells[11] = 13, 2, -2, -2, -11
+    held = ",".join(map(str, cells)) + ":0,0:b"
+    held_results = {p["result"]: p for p in legal_plays(held, [6, 5])}
+    assert _apply_common(held, [(8, 2), (8, 3)]) in held_results
+    assert _own_numbering_hint(held, [6, 5], [(20, 14), (20, 15)], held_results, Color.BLACK) == ""
 
 
 def test_black_sees_its_plays_listed_in_its_own_point_order():
