@@ -64,6 +64,10 @@ class TrainConfig:
     """Rule variant keys of RULES.md (empty: the defaults, the 2026 sports code played cubeless)."""
     hidden: tuple[int, ...] = (128, 64)
     """Hidden layer sizes of the network."""
+    init_from: str = ""
+    """Weights a new run starts from instead of random ones: a checkpoint file, a run directory, or
+    ``default`` (the shipped player); its hidden sizes must be ``hidden``. Only the weights are
+    taken: optimizer, counters, learning rate and exploration start as this config says ("": none)."""
     total_games: int = 100_000
     """Self-play games to train on; the run stops once it has played this many. Games come
     in whole tasks of ``games_per_task``, so the count reached may pass it by less than
@@ -142,6 +146,8 @@ class TrainConfig:
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
         object.__setattr__(self, "hidden", tuple(self.hidden))
+        need(not any(map(is_control, self.init_from)), "init_from",
+             "a checkpoint file, a run directory or default, without control characters")
         need(len(self.hidden) <= MAX_LAYERS and network_parameters(self.hidden) <= MAX_PARAMETERS, "hidden",
              f"at most {MAX_LAYERS} layers and {MAX_PARAMETERS:,} parameters in all (these layers make "
              f"{network_parameters(self.hidden):,})")

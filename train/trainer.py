@@ -310,6 +310,8 @@ class Trainer:
                 raise TrainError(f"{self.run_dir} is not empty but holds no checkpoint (a run that never "
                                  "saved one?); remove it or choose another --out")
             _check_writable(self.run_dir)
+            if config.init_from:
+                self._start_from(config.init_from)
         self._new_run = not resume  # the folder is made once Ray has started (_make_run_dir)
         self._unstarted = False
         self._made_folders: list[Path] = []  # the run folder and the parents this run made, innermost first
@@ -321,6 +323,25 @@ class Trainer:
         self._actors: list[Any] = []
         self._pending: dict[Any, tuple[int, Any, list[Any]]] = {}
         self._take_one_thread()  # last: a Trainer refused above leaves the process as it was
+
+    def _start_from(self, spec: str) -> None:
+        """A new run's weights from ``init_from`` (a checkpoint, a run directory, or the shipped player)."""
+        from agents.registry import SHIPPED_PLAYER
+
+        path = SHIPPED_PLAYER if spec == "default" and not Path(spec).exists() else Path(spec)
+        try:
+            network, payload = load_checkpoint(path)
+        except (CheckpointError, OSError) as exc:
+            raise TrainError(f"init_from: {exc}") from None
+        if tuple(network.hidden) != tuple(self.config.hidden):
+            raise TrainError(f"init_from: {payload['path']} has hidden layers {list(network.hidden)}, this config "
+                             f"{list(self.config.hidden)}: set hidden to match, or start from random weights")
+        self.network.load_state_dict(network.state_dict())
+        trained = (payload.get("training") or {}).get("games")
+        theirs = Rules.from_dict(payload["rules"])
+        self.notes.append(f"starting from the weights of {payload['path']}"
+                          + (f" ({trained:,} games trained)" if isinstance(trained, int) else "")
+                          + ("" if theirs == self.rules else ", trained under other rules than this run's"))
 
     # The Trainers holding torch at one thread (weakly: one dropped unclosed lets go too), and the
     # process's own count, given back by the last to close.
@@ -586,7 +607,10 @@ class Trainer:
     def _load_replay(self) -> None:
         path = self._replay_path(self.games)
         if not path.is_file():
-            self.skipped.append(f"{path.name}: missing, so the replay buffer starts empty")
+            # After a checkpoint passed over, part of that damage; else a checkpoint copied without its
+            # replay file (checkpoints/default ships none): expected, a note.
+            (self.skipped if self.skipped else self.notes).append(f"{path.name} is not in {self.run_dir}, so the replay buffer starts empty (as with "
+                              "a checkpoint copied on its own, such as checkpoints/default's)")
             return
         try:
             with zipfile.ZipFile(path) as archive:  # np.savez stores; a compressed entry could unpack into gigabytes
@@ -1313,7 +1337,7 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
                      and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:
         raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
-                         "(start a new run for those)")
+                         "(start a new run for those; --set init_from=RUN starts one from this run's weights)")
     try:
         if isinstance(changes.get("name"), str):  # a new name must do for runs/NAME, as a new run's must
             check_run_name(changes["name"], "--set")

@@ -1181,3 +1181,45 @@ def test_a_run_under_a_club_variant_names_its_rules_where_it_starts(tmp_path, ca
         assert main(["train", "--resume", str(run), "--quiet"]) == 0
         out = capsys.readouterr().out
         assert said in out.splitlines()[0], out
+
+
+def test_a_new_run_can_start_from_the_weights_of_a_checkpoint_and_nothing_else(tmp_path):
+    """init_from: the shipped player's weights (or a run's), with this config's optimizer, counters
+    and schedules; a checkpoint of other hidden sizes or none at all is refused by name."""
+    shipped, payload = load_checkpoint(ROOT / "checkpoints/default")
+    config = load_config(ROOT / "configs/smoke.yaml", hidden=[128, 64], init_from="default", lr=5e-4)
+    with Trainer(config, tmp_path / "run", progress=False) as trainer:
+        for a, b in zip(shipped.state_dict().values(), trainer.network.state_dict().values(), strict=True):
+            assert torch.equal(a, b)
+        assert (trainer.games, trainer.updates, trainer.learning_rate()) == (0, 0, 5e-4)
+        assert trainer.notes == [f"starting from the weights of {ROOT / 'checkpoints/default/checkpoint.pt'} "
+                                 f"({payload['training']['games']:,} games trained)"]
+    # A run directory works too, and the smoke config's own sizes must match the checkpoint's.
+    run = tmp_path / "small"
+    _trained(run, steps=1).close()
+    with Trainer(load_config(ROOT / "configs/smoke.yaml", init_from=str(run)), tmp_path / "again",
+                 progress=False) as again:
+        saved = load_checkpoint(run)[0].state_dict().values()
+        assert all(torch.equal(a, b) for a, b in zip(saved, again.network.state_dict().values(), strict=True))
+    with pytest.raises(TrainError, match=r"^init_from: .*checkpoint.pt has hidden layers \[128, 64\], this config "
+                                         r"\[32, 16\]: set hidden to match"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml", hidden=[32, 16], init_from="default"), tmp_path / "b")
+    with pytest.raises(TrainError, match=r"^init_from: no checkpoint at .*nowhere"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml", init_from=str(tmp_path / "nowhere")), tmp_path / "c")
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+    with pytest.raises(ValueError, match="init_from must be a checkpoint file, a run directory or default"):
+        TrainConfig(init_from="default\n")
+
+
+def test_resuming_a_copy_of_the_shipped_checkpoint_notes_that_it_has_no_replay(tmp_path):
+    """checkpoints/default ships no replay file: resuming a copy of it says so as a note (not as
+    damage passed over), and the buffer starts empty."""
+    run = tmp_path / "ship"
+    run.mkdir()
+    for name in ("checkpoint.pt", "config.json"):
+        shutil.copyfile(ROOT / "checkpoints/default" / name, run / name)
+    config = config_for_resume(run)
+    with Trainer(config, run, resume=True, progress=False) as trainer:
+        assert trainer.skipped == [] and trainer.replay.count == 0
+        assert any(note.startswith("replay-000400000.npz is not in ") and "starts empty" in note
+                   for note in trainer.notes)
