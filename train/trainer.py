@@ -1094,6 +1094,9 @@ class Trainer:
             post["games/s"] = f"{stats['games_per_s']:.0f}"
         record = record or (self.eval_history[-1] if self.eval_history else None)
         if record:
+            # Which evaluation the win rates are from: on a resume, one made before this session.
+            if isinstance(record.get("games_trained"), int) and any(o in record for o in self.config.eval_opponents):
+                post["eval at"] = f"{record['games_trained']} games"
             for opp in self.config.eval_opponents:
                 if opp in record:  # an opponent added on resume has no result yet
                     post[opp] = f"{record[opp]['win_rate']:.0%}"

@@ -570,7 +570,10 @@ def test_the_progress_bar_shows_only_opponents_with_a_result(tmp_path):
     config = load_config(ROOT / "configs/smoke.yaml", eval_opponents=["random", "heuristic"])
     trainer = Trainer(config, tmp_path / "run", progress=False)
     trainer.eval_history = [{"games_trained": 512, "random": {"win_rate": 0.97}}]  # heuristic added on resume
-    assert trainer._postfix({"games_per_s": 250.0}) == {"games/s": "250", "random": "97%"}
+    # Which evaluation the rates are from is said (on a resume, one made before this session).
+    assert trainer._postfix({"games_per_s": 250.0}) == {"games/s": "250", "eval at": "512 games", "random": "97%"}
+    trainer.eval_history = [{"games_trained": 512, "race": {"win_rate": 0.5}}]  # none of these opponents
+    assert trainer._postfix({"games_per_s": 250.0}) == {"games/s": "250"}
 
 
 def test_a_replay_that_does_not_fit_does_not_keep_the_checkpoint_from_being_written(tmp_path, monkeypatch, capsys):
