@@ -142,6 +142,13 @@ class TrainConfig:
 
         need(isinstance(self.name, str) and self.name.strip() != "" and not any(map(is_control, self.name)),
              "name", "a non-empty string without control characters")
+        sizes = (self.hidden.strip("()[] ") if isinstance(self.hidden, str)
+                 and re.fullmatch(r"[\s(\[]*\d+(\s*,\s*\d+)*[\s)\]]*", self.hidden)
+                 else str(self.hidden) if is_int(self.hidden) else "")
+        listed = f" (a list in brackets: --set 'hidden=[{sizes}]')" if sizes else ""
+        if listed:
+            raise ConfigError(f"hidden must be a list of layer sizes, integers 1..{MAX_LAYER}, got "
+                              f"{self.hidden!r}{listed}")
         need(isinstance(self.hidden, list | tuple) and len(self.hidden) > 0
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
