@@ -800,7 +800,7 @@ def _train(args: argparse.Namespace) -> int:
                 _complain(f"nardy train: --out cannot move a resumed run; it continues in {run_dir}")
                 return 2
             if args.set:
-                config = resume_with_changes(config, parse_overrides(args.set))
+                config = resume_with_changes(config, parse_overrides(args.set), run_dir)
         else:
             if not args.config:
                 print("nardy train: give --config FILE.yaml or a shipped config's name, such as --config quick (or "

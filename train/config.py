@@ -153,7 +153,8 @@ class TrainConfig:
              and all(is_int(h) and 0 < h <= MAX_LAYER for h in self.hidden),
              "hidden", f"a list of layer sizes, integers 1..{MAX_LAYER}")
         object.__setattr__(self, "hidden", tuple(self.hidden))
-        need(not any(map(is_control, self.init_from)), "init_from",
+        need(not any(map(is_control, self.init_from)) and (self.init_from == "" or self.init_from.strip() != ""),
+             "init_from",
              "a checkpoint file, a run directory or default, without control characters")
         need(len(self.hidden) <= MAX_LAYERS and network_parameters(self.hidden) <= MAX_PARAMETERS, "hidden",
              f"at most {MAX_LAYERS} layers and {MAX_PARAMETERS:,} parameters in all (these layers make "

@@ -267,6 +267,7 @@ class Trainer:
         self._warned_loss = False  # the one warning per session about a loss far too high
         self.last_fit_error = 0.0  # of the last learn(): its loss less the targets' entropy
         self.resumed_from: Path | None = None
+        self.started_from: dict[str, Any] | None = None  # init_from's checkpoint: resolved path, games, sha256
         self.skipped: list[str] = []  # unreadable checkpoints passed over on resume
         self.notes: list[str] = []  # what a resume should tell its user (the CLI prints them once accepted)
         check_ray_address(address or os.environ.get("RAY_ADDRESS"))
@@ -329,15 +330,25 @@ class Trainer:
         from agents.registry import SHIPPED_PLAYER
 
         path = SHIPPED_PLAYER if spec == "default" and not Path(spec).exists() else Path(spec)
+        if path.is_dir() and (path / "policy.onnx").is_file() and not (path / "checkpoint.pt").is_file():
+            raise TrainError(f"init_from: {spec} is an exported policy (policy.onnx), which holds no trainable "
+                             "weights: name the run or checkpoint it was exported from")
         try:
             network, payload = load_checkpoint(path)
         except (CheckpointError, OSError) as exc:
-            raise TrainError(f"init_from: {exc}") from None
+            shadow = (" (a folder named default here comes before the shipped player: name the shipped one by its path)"
+                      if spec == "default" and path == Path(spec) else "")
+            raise TrainError(f"init_from: {exc}{shadow}") from None
         if tuple(network.hidden) != tuple(self.config.hidden):
             raise TrainError(f"init_from: {payload['path']} has hidden layers {list(network.hidden)}, this config "
                              f"{list(self.config.hidden)}: set hidden to match, or start from random weights")
         self.network.load_state_dict(network.state_dict())
         trained = (payload.get("training") or {}).get("games")
+        import hashlib
+
+        source = Path(payload["path"]).resolve()
+        self.started_from = {"path": str(source), "games": trained if isinstance(trained, int) else None,
+                             "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
         theirs = Rules.from_dict(payload["rules"])
         self.notes.append(f"starting from the weights of {payload['path']}"
                           + (f" ({trained:,} games trained)" if isinstance(trained, int) else "")
@@ -562,6 +573,7 @@ class Trainer:
                 raise ValueError("eval_history holds records without games_trained")
             self.rng.bit_generator.state = state["rng"]
             torch.set_rng_state(state["torch_rng"])
+            self.started_from = payload.get("started_from") if isinstance(payload.get("started_from"), dict) else None
             self.selfplay_seconds = float(state.get("selfplay_seconds", 0.0))
             # Checkpoints written before schedules were recorded decayed from the start.
             self.schedule = dict(state.get("schedule") or {
@@ -607,10 +619,12 @@ class Trainer:
     def _load_replay(self) -> None:
         path = self._replay_path(self.games)
         if not path.is_file():
-            # After a checkpoint passed over, part of that damage; else a checkpoint copied without its
-            # replay file (checkpoints/default ships none): expected, a note.
-            (self.skipped if self.skipped else self.notes).append(f"{path.name} is not in {self.run_dir}, so the replay buffer starts empty (as with "
-                              "a checkpoint copied on its own, such as checkpoints/default's)")
+            if self.resumed_from is not None and self.resumed_from.name != "checkpoint.pt":
+                # checkpoint.pt was passed over for an older copy, whose replay went with it: part of that damage.
+                self.skipped.append(f"{path.name}: missing, so the replay buffer starts empty")
+            else:  # a checkpoint copied without its replay file (checkpoints/default ships none): expected
+                self.notes.append(f"{path.name} is not in {self.run_dir}, so the replay buffer starts empty "
+                                  "(as with a checkpoint copied on its own, such as checkpoints/default's)")
             return
         try:
             with zipfile.ZipFile(path) as archive:  # np.savez stores; a compressed entry could unpack into gigabytes
@@ -642,6 +656,7 @@ class Trainer:
             self.run_dir / "checkpoint.pt", self.network, self.rules,
             config=self.config.to_dict(),
             training={"games": self.games, "samples": self.samples, "updates": self.updates},
+            **({"started_from": self.started_from} if self.started_from else {}),
             trainer={
                 "optimizer": self.optimizer.state_dict(),
                 "games": self.games, "samples": self.samples, "updates": self.updates,
@@ -1321,7 +1336,12 @@ def config_for_resume(run_dir: str | Path) -> TrainConfig:
                          "that file, not with --set)") from None
 
 
-def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainConfig:
+NEW_RUN_KEYS = ("lr", "lr_final", "epsilon", "epsilon_final", "lam", "batch_size", "replay_size",
+                "updates_per_sample", "seed", "rules")
+"""Settings a new run started from a run's weights (``init_from``) may set anew."""
+
+
+def resume_with_changes(config: TrainConfig, changes: dict[str, Any], run_dir: str | Path | None = None) -> TrainConfig:
     """The run's configuration with the ``--set`` changes a resume may make.
 
     Settings outside ``RESUMABLE_KEYS`` may be repeated with their current value
@@ -1339,8 +1359,9 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any]) -> TrainCo
     refused = sorted(k for k, v in changes.items() if k not in RESUMABLE_KEYS
                      and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:
-        raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} "
-                         "(start a new run for those; --set init_from=RUN starts one from this run's weights)")
+        start = ("start a new run for those" if not run_dir or not set(refused) <= set(NEW_RUN_KEYS) else
+                 f"start a new run for those; --set init_from={run_dir} starts one from this run's weights")
+        raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} ({start})")
     try:
         if isinstance(changes.get("name"), str):  # a new name must do for runs/NAME, as a new run's must
             check_run_name(changes["name"], "--set")

@@ -1195,8 +1195,40 @@ def test_a_new_run_can_start_from_the_weights_of_a_checkpoint_and_nothing_else(t
         for a, b in zip(shipped.state_dict().values(), trainer.network.state_dict().values(), strict=True):
             assert torch.equal(a, b)
         assert (trainer.games, trainer.updates, trainer.learning_rate()) == (0, 0, 5e-4)
+        assert trainer.optimizer.state_dict()["state"] == {} and trainer.eval_history == []
         assert trainer.notes == [f"starting from the weights of {ROOT / 'checkpoints/default/checkpoint.pt'} "
                                  f"({payload['training']['games']:,} games trained)"]
+        # The run learns from there; its checkpoint says where it started, resolved (what "default" was).
+        rng = np.random.default_rng(0)
+        trainer.learn(rng.integers(0, 4, size=(600, 50)).astype(np.uint8),
+                      rng.dirichlet(np.ones(4), size=600).astype(np.float32))
+        trainer.games = 256
+        trainer.save()
+        learned = {k: v.clone() for k, v in trainer.network.state_dict().items()}
+    import hashlib
+
+    saved = load_checkpoint(tmp_path / "run")[1]
+    shipped_file = ROOT / "checkpoints/default/checkpoint.pt"
+    assert saved["started_from"] == {"path": str(shipped_file.resolve()), "games": payload["training"]["games"],
+                                     "sha256": hashlib.sha256(shipped_file.read_bytes()).hexdigest()}
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["init_from"] == "default"
+    # A resume goes on from the run's own weights, not from init_from's again.
+    with Trainer(config, tmp_path / "run", resume=True, progress=False) as resumed:
+        assert all(torch.equal(learned[k], v) for k, v in resumed.network.state_dict().items())
+        assert resumed.started_from == saved["started_from"]
+        assert not any(note.startswith("starting from") for note in resumed.notes)
+    # What a resume may not change: a new run from these weights may, when it is a learning setting.
+    with pytest.raises(TrainError, match=r"not lr \(start a new run for those; --set init_from=runs/x starts one "
+                                         r"from this run's weights\)$"):
+        resume_with_changes(config, {"lr": 0.1}, "runs/x")
+    with pytest.raises(TrainError, match=r"not hidden \(start a new run for those\)$"):
+        resume_with_changes(config, {"hidden": [8]}, "runs/x")
+    # An export holds no trainable weights: said so.
+    (tmp_path / "export").mkdir()
+    shutil.copyfile(ROOT / "checkpoints/default/policy.onnx", tmp_path / "export" / "policy.onnx")
+    with pytest.raises(TrainError, match=r"^init_from: .*export is an exported policy \(policy.onnx\), which holds "
+                                         "no trainable weights"):
+        Trainer(load_config(ROOT / "configs/smoke.yaml", init_from=str(tmp_path / "export")), tmp_path / "d")
     # A run directory works too, and the smoke config's own sizes must match the checkpoint's.
     run = tmp_path / "small"
     _trained(run, steps=1).close()
@@ -1210,8 +1242,9 @@ def test_a_new_run_can_start_from_the_weights_of_a_checkpoint_and_nothing_else(t
     with pytest.raises(TrainError, match=r"^init_from: no checkpoint at .*nowhere"):
         Trainer(load_config(ROOT / "configs/smoke.yaml", init_from=str(tmp_path / "nowhere")), tmp_path / "c")
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
-    with pytest.raises(ValueError, match="init_from must be a checkpoint file, a run directory or default"):
-        TrainConfig(init_from="default\n")
+    for bad in ("default\n", "  "):
+        with pytest.raises(ValueError, match="init_from must be a checkpoint file, a run directory or default"):
+            TrainConfig(init_from=bad)
 
 
 def test_resuming_a_copy_of_the_shipped_checkpoint_notes_that_it_has_no_replay(tmp_path):
