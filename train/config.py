@@ -143,8 +143,10 @@ class TrainConfig:
         need(isinstance(self.name, str) and self.name.strip() != "" and not any(map(is_control, self.name)),
              "name", "a non-empty string without control characters")
         sizes = (self.hidden.strip("()[] ") if isinstance(self.hidden, str)
-                 and re.fullmatch(r"[\s(\[]*\d+(\s*,\s*\d+)*[\s)\]]*", self.hidden)
+                 and re.fullmatch(r"[ (\[]*\d+( *, *\d+)*[ )\]]*", self.hidden)
                  else str(self.hidden) if is_int(self.hidden) else "")
+        if not all(0 < int(n) <= MAX_LAYER for n in re.findall(r"\d+", sizes)):
+            sizes = ""  # the list would be refused too: the plain message
         listed = f" (a list in brackets: --set 'hidden=[{sizes}]')" if sizes else ""
         if listed:
             raise ConfigError(f"hidden must be a list of layer sizes, integers 1..{MAX_LAYER}, got "

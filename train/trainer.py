@@ -29,6 +29,7 @@ import logging
 import math
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -333,8 +334,17 @@ class Trainer:
         if path.is_dir() and (path / "policy.onnx").is_file() and not (path / "checkpoint.pt").is_file():
             raise TrainError(f"init_from: {spec} is an exported policy (policy.onnx), which holds no trainable "
                              "weights: name the run or checkpoint it was exported from")
+        import hashlib
+
         try:
+            # Hashed as read: the weights below are compared with these bytes (a run still training
+            # may replace its checkpoint.pt in between).
+            file = path / "checkpoint.pt" if path.is_dir() else path
+            digest = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
             network, payload = load_checkpoint(path)
+            if digest != hashlib.sha256(Path(payload["path"]).read_bytes()).hexdigest():
+                raise CheckpointError(f"{payload['path']} changed while it was read (a run still writing it?); "
+                                      "try again, or name one of its numbered checkpoints")
         except (CheckpointError, OSError) as exc:
             shadow = (" (a folder named default here comes before the shipped player: name the shipped one by its path)"
                       if spec == "default" and path == Path(spec) else "")
@@ -344,11 +354,8 @@ class Trainer:
                              f"{list(self.config.hidden)}: set hidden to match, or start from random weights")
         self.network.load_state_dict(network.state_dict())
         trained = (payload.get("training") or {}).get("games")
-        import hashlib
-
-        source = Path(payload["path"]).resolve()
-        self.started_from = {"path": str(source), "games": trained if isinstance(trained, int) else None,
-                             "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}
+        self.started_from = {"path": str(Path(payload["path"]).resolve()),
+                             "games": trained if isinstance(trained, int) else None, "sha256": digest}
         theirs = Rules.from_dict(payload["rules"])
         self.notes.append(f"starting from the weights of {payload['path']}"
                           + (f" ({trained:,} games trained)" if isinstance(trained, int) else "")
@@ -1360,7 +1367,8 @@ def resume_with_changes(config: TrainConfig, changes: dict[str, Any], run_dir: s
                      and (k not in current or not _same_setting(k, _plain(v), current[k])))
     if refused:
         start = ("start a new run for those" if not run_dir or not set(refused) <= set(NEW_RUN_KEYS) else
-                 f"start a new run for those; --set init_from={run_dir} starts one from this run's weights")
+                 f"start a new run for those; --set {shlex.quote(f'init_from={run_dir}')} starts one from this "
+                 "run's weights")
         raise TrainError(f"--resume can change only {', '.join(RESUMABLE_KEYS)}; not {', '.join(refused)} ({start})")
     try:
         if isinstance(changes.get("name"), str):  # a new name must do for runs/NAME, as a new run's must

@@ -47,6 +47,7 @@ def test_unknown_keys_are_named_with_the_key_most_likely_meant(tmp_path):
     ("hidden: 64\n", r"hidden must be a list of layer sizes, integers 1\.\.65536, got 64 \(a list in brackets: "
                      r"--set 'hidden=\[64\]'\)"),
     ("hidden: 256,128\n", r"got '256,128' \(a list in brackets: --set 'hidden=\[256,128\]'\)"),
+    ("hidden: 0\n", r"hidden must be a list of layer sizes, integers 1\.\.65536, got 0$"),  # [0] would be refused too
     ("hidden: [abc]\n", "hidden must be a list of layer sizes"),
     ("hidden: [1e9]\n", "hidden must be a list of layer sizes"),
     ("hidden: [3.5]\n", "hidden must be a list of layer sizes"),

@@ -1223,6 +1223,8 @@ def test_a_new_run_can_start_from_the_weights_of_a_checkpoint_and_nothing_else(t
         resume_with_changes(config, {"lr": 0.1}, "runs/x")
     with pytest.raises(TrainError, match=r"not hidden \(start a new run for those\)$"):
         resume_with_changes(config, {"hidden": [8]}, "runs/x")
+    with pytest.raises(TrainError, match=r"--set 'init_from=runs/my run' starts one"):  # as the shell takes it
+        resume_with_changes(config, {"lam": 0.5}, Path("runs/my run"))
     # An export holds no trainable weights: said so.
     (tmp_path / "export").mkdir()
     shutil.copyfile(ROOT / "checkpoints/default/policy.onnx", tmp_path / "export" / "policy.onnx")
