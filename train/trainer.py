@@ -334,15 +334,15 @@ class Trainer:
         if path.is_dir() and (path / "policy.onnx").is_file() and not (path / "checkpoint.pt").is_file():
             raise TrainError(f"init_from: {spec} is an exported policy (policy.onnx), which holds no trainable "
                              "weights: name the run or checkpoint it was exported from")
-        import hashlib
+        from agents.files import file_sha256
 
         try:
             # Hashed as read: the weights below are compared with these bytes (a run still training
             # may replace its checkpoint.pt in between).
             file = path / "checkpoint.pt" if path.is_dir() else path
-            digest = hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None
+            digest = file_sha256(file) if file.is_file() else None
             network, payload = load_checkpoint(path)
-            if digest != hashlib.sha256(Path(payload["path"]).read_bytes()).hexdigest():
+            if digest != file_sha256(payload["path"]):
                 raise CheckpointError(f"{payload['path']} changed while it was read (a run still writing it?); "
                                       "try again, or name one of its numbered checkpoints")
         except (CheckpointError, OSError) as exc:
