@@ -130,6 +130,8 @@ def as_seed(seed: Any) -> int | None:
 
 def as_actions(actions: Any, num_envs: int) -> np.ndarray:
     """One integer action per sub-env as int64 ``[num_envs]``, or IllegalActionError."""
+    if actions is None:
+        raise IllegalActionError(f"actions is None: step() takes one integer action per sub-env, shape ({num_envs},)")
     arr = np.asarray(actions)
     if arr.shape != (num_envs,):
         raise IllegalActionError(f"actions must have shape ({num_envs},), got {arr.shape}")

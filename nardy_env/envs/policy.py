@@ -120,7 +120,9 @@ class CheckerPolicy:
                              f"returns integer checker actions 0..{NUM_CHECKER_ACTIONS - 1}, one per observation")
         actions = raw.astype(np.int64).reshape(-1)
         if actions.shape[0] != masks.shape[0]:
-            raise ValueError(f"{self.name} returned {actions.shape[0]} actions for {masks.shape[0]} observations")
+            shaped = f" (an array of shape {list(raw.shape)})" if raw.ndim != 1 else ""
+            raise ValueError(f"{self.name} returned {actions.shape[0]} actions{shaped} for {masks.shape[0]} "
+                             f"observations: one action per observation, shape [{masks.shape[0]}]")
         bad = (actions < 0) | (actions >= NUM_CHECKER_ACTIONS)
         bad[~bad] = masks[np.flatnonzero(~bad), actions[~bad]] == 0
         if bad.any():

@@ -90,7 +90,8 @@ def test_bad_answers_and_missing_dice_are_named():
     cases = [(lambda o, m: np.full(len(o), 143), "which its mask does not allow"),
              (lambda o, m: np.full(len(o), 500), "which its mask does not allow"),
              (lambda o, m: m.argmax(1).astype(float), "returned float64 actions"),
-             (lambda o, m: m.argmax(1)[:1] if len(o) > 1 else m.argmax(1)[:0], "actions for")]
+             (lambda o, m: m.argmax(1)[:1] if len(o) > 1 else m.argmax(1)[:0], "actions for"),
+             (lambda o, m: np.stack([m.argmax(1)] * 2, axis=1), r"an array of shape \[\d+, 2\]")]
     for policy, message in cases:
         with pytest.raises(ValueError, match=message):
             choose_indices(CheckerPolicy(policy), states, found, rng, dice=dice)

@@ -262,6 +262,8 @@ def test_vector_env_rejects_non_integer_actions_and_counts():
     for bad in (np.zeros(2), np.array([True, False]), np.array(["0", "0"]), np.zeros(3, dtype=np.int64)):
         with pytest.raises(IllegalActionError):
             envs.step(bad)
+    with pytest.raises(IllegalActionError, match=r"actions is None.*shape \(2,\)"):
+        envs.step(None)
     for bad_count in (0, "4", 1.5, True):
         with pytest.raises(ValueError, match="num_envs"):
             LongNardyVectorEnv(num_envs=bad_count)
