@@ -99,6 +99,9 @@ def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> np.ndarray: ..
 def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> int | np.ndarray:
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
     color = as_color(color)
+    if isinstance(personal, int | np.integer) and not isinstance(personal, bool) and 0 <= personal <= NUM_POINTS:
+        point = int(personal)  # one point: the common case, without numpy's array machinery
+        return (point + HALF - 1) % NUM_POINTS + 1 if color == Color.BLACK and point > 0 else point
     p = np.asarray(personal)
     if p.size == 0 and p.dtype == np.float64:  # an empty list
         p = p.astype(np.int64)
@@ -188,11 +191,11 @@ def format_npn(state: npt.ArrayLike, side: ColorLike, *, validate: bool = True) 
     state = arr
     side = as_color(side)
     sign = 1 if side == Color.WHITE else -1
-    common = sign * state[_INDEX[side]].astype(np.int64)
+    common = (sign * state[_INDEX[side]].astype(np.int64)).tolist()
     mover_off = int(state[OFF_MOVER])
     opp_off = int(state[OFF_OPPONENT])
     white_off, black_off = (mover_off, opp_off) if side == Color.WHITE else (opp_off, mover_off)
-    return f"{','.join(str(int(v)) for v in common)}:{white_off},{black_off}:{side.letter}"
+    return f"{','.join(map(str, common))}:{white_off},{black_off}:{side.letter}"
 
 
 def _token_ranks(separator: str) -> np.ndarray:

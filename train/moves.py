@@ -73,14 +73,13 @@ def legal_plays(npn: str, dice: Sequence[int], rules: RulesLike | None = DEFAULT
     state, side = parse_live_npn(npn)
     res = legal_afterstates(state[None], np.array([[d1, d2]]), rules)
     plays: list[Play] = []
+    used = np.arange(res.moves.shape[1]) < res.num_moves[:, None]  # each play's moves, in order
+    common = np.zeros_like(res.moves)
+    common[used] = to_common_point(res.moves[used], side)
+    flipped = flip(res.states)  # the results from the side to move next
     for k in range(res.states.shape[0]):
-        result = format_npn(flip(res.states[k]), side.other, validate=False)
-        n = int(res.num_moves[k])
-        moves = [
-            [to_common_point(int(f), side), to_common_point(int(t), side)]
-            for f, t in res.moves[k, :n]
-        ]
-        plays.append({"moves": moves, "result": result})
+        result = format_npn(flipped[k], side.other, validate=False)
+        plays.append({"moves": common[k, :int(res.num_moves[k])].tolist(), "result": result})
     plays.sort(key=lambda p: p["result"])
     return plays
 
