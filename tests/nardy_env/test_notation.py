@@ -145,6 +145,17 @@ def test_point_conversion_and_formatting_refuse_what_they_would_misread():
     from nardy_env.notation import to_common_point
 
     assert to_common_point(5, "b") == to_common_point(5, Color.BLACK) == 17  # a side letter is a colour
+    for colour in Color:  # one point (plain int or numpy scalar) and an array agree, 0 (off) included
+        points = np.arange(25, dtype=np.int8)
+        as_array = to_common_point(points, colour).tolist()
+        assert [to_common_point(int(p), colour) for p in points] == as_array
+        assert [to_common_point(p, colour) for p in points] == as_array
+        assert all(type(to_common_point(p, colour)) is int for p in points)
+        assert to_common_point(as_array, colour).tolist() == points.tolist()  # its own inverse
+    assert to_common_point(0, Color.BLACK) == 0 and to_common_point(24, Color.BLACK) == 12
+    for point in (-1, True, np.int64(25)):
+        with pytest.raises(ValueError, match="whole numbers 0..24"):
+            to_common_point(point, Color.WHITE)
     for point, colour, message in ((25, Color.BLACK, "whole numbers 0..24"), (3.7, Color.WHITE, "whole numbers"),
                                    (5, "x", "a colour is"), (5, 2, "a colour is")):
         with pytest.raises(ValueError, match=message):
