@@ -331,6 +331,20 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
     return failed
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker once the process that started it is gone (killed by
+    SIGKILL or SIGHUP, with no chance to stop its workers), instead of waiting for work for ever."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:  # an orphan is adopted by another process
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="nardy-exit-with-parent", daemon=True).start()
+
+
 def _worker(spec_a: str, spec_b: str, pair_ids: Sequence[int], seed: int,
             rules: dict, records: bool = False) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
     """Process-pool entry: load both players by name and play some pairs.
@@ -531,7 +545,8 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             # instead of each compiling it at once (seconds each, all competing for the CPUs).
             legal_afterstates(initial_states(1), np.array([[6, 5]]), rules)
             results: dict[int, dict[str, np.ndarray]] = {}
-            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx)
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
+                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}

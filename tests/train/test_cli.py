@@ -556,8 +556,11 @@ def _cmdline(pid: int) -> str:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_sigterm_stops_a_match_and_its_worker_processes():
-    """A job scheduler's SIGTERM goes to nardy alone: its spawned workers must not play on, orphaned."""
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_sigterm_stops_a_match_and_its_worker_processes(how):
+    """A job scheduler's SIGTERM goes to nardy alone: its spawned workers must not play on, orphaned.
+    Nor after a SIGKILL (or SIGHUP, the OOM killer), which leaves nardy no time to stop them: they
+    see their parent gone and end themselves."""
     import signal
     import time
 
@@ -571,14 +574,17 @@ def test_sigterm_stops_a_match_and_its_worker_processes():
             workers = {c for c in _children(proc.pid) if "spawn_main" in _cmdline(c)}
             time.sleep(0.2)
         assert len(workers) == 2, "the match did not start its two workers"
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-        assert proc.returncode == 143 and "nardy eval: terminated" in err, err
+        proc.send_signal(getattr(signal, how))
+        _, err = proc.communicate(timeout=30)  # the workers hold its pipes too: they must end for this
+        if how == "SIGTERM":
+            assert proc.returncode == 143 and "nardy eval: terminated" in err, err
+        else:
+            assert proc.returncode == -signal.SIGKILL
         deadline = time.time() + 10
         while time.time() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
             time.sleep(0.2)
         left = [w for w in workers if "spawn_main" in _cmdline(w)]  # gone, or a zombie (empty cmdline)
-        assert not left, f"worker processes {left} outlived the SIGTERM"
+        assert not left, f"worker processes {left} outlived the {how}"
     finally:  # pass or fail, nothing of the match keeps running
         if proc.poll() is None:
             proc.kill()
