@@ -532,20 +532,23 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
             for line in _match_rows(finished):
                 print(line, file=sys.stderr)
         raise
-    if args.json:
-        print(json.dumps(out))
-    else:
-        _print_ladder(out)
-    if args.png:
+    failed = None
+    if args.png:  # drawn first: a reader that stops early (`| head`) must not cost the chart
         from train.plots import ladder_chart
 
         try:
             ladder_chart(out, args.png, follow=True)
         except OSError as exc:
-            _complain(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}")
-            return 1
-        if not args.json:
-            print(f"\nchart: {args.png}")
+            failed = f"nardy ladder: could not write {args.png}: {exc.strerror or exc}"
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_ladder(out)
+    if failed:
+        _complain(failed)
+        return 1
+    if args.png and not args.json:
+        print(f"\nchart: {args.png}")
     return 0
 
 

@@ -86,6 +86,23 @@ def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
     assert out.stdout.startswith("3 players, 20 games a match (paired dice), seed 0, nardy ")
 
 
+def test_a_ladder_whose_reader_went_away_still_draws_its_chart(tmp_path):
+    """`nardy ladder ... --png F | head -1`: every match was played, so the chart asked for is drawn
+    even though the table finds no reader (status 141, quietly, as for a pipe closed early)."""
+    import subprocess
+
+    from tests.train.test_cli import NARDY
+
+    png = tmp_path / "ladder.png"
+    proc = subprocess.Popen([str(NARDY), "ladder", "random", "race", "--games", "4", "--workers", "1",
+                             "--quiet", "--png", str(png)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 141 and not err, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_an_interrupted_ladder_says_the_matches_that_had_finished(monkeypatch, capsys):
     import train.evaluate as ev
     from train.cli import main
