@@ -1353,7 +1353,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except Terminated:
-        print(f"\n{_WHO}: terminated", file=sys.stderr)
+        print(f"{_fresh_line(args)}{_WHO}: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:
         # The reader went away (``nardy ... | head``): stop quietly, as Unix tools do.
@@ -1361,7 +1361,7 @@ def _main(argv: Sequence[str] | None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except KeyboardInterrupt:
-        print(f"\n{_WHO}: interrupted", file=sys.stderr)
+        print(f"{_fresh_line(args)}{_WHO}: interrupted", file=sys.stderr)
         return 130
     except RuntimeError as exc:
         evaluation = sys.modules.get("train.evaluate")  # loaded if a match ran
@@ -1399,11 +1399,18 @@ def _main(argv: Sequence[str] | None) -> int:
         cause = _interruption_behind(exc)
         if cause is None:
             raise
-        print(f"\n{_WHO}: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}", file=sys.stderr)
+        print(f"{_fresh_line(args)}{_WHO}: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}",
+              file=sys.stderr)
         return 143 if isinstance(cause, Terminated) else 130
     finally:
         if main_thread and previous is not None:  # None: a handler set from C, which Python cannot put back
             signal.signal(signal.SIGTERM, previous)
+
+
+def _fresh_line(args: argparse.Namespace) -> str:
+    """What puts the stop message on a line of its own: a newline after a progress bar or a prompt;
+    nothing after nardy play, whose session has ended its line with the score."""
+    return "" if getattr(args, "command", None) == "play" else "\n"
 
 
 class Terminated(BaseException):

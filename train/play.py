@@ -702,9 +702,12 @@ class _Session:
         if self.fresh_seed is not None:
             self.say(f"(Seed {self.fresh_seed}: nardy play --seed {self.fresh_seed} with the same options, "
                      "and your same plays, gives this session's games again.)")
+        in_game = False
         try:
             while games is None or played < games:
+                in_game = True
                 result = self.game()
+                in_game = False
                 played += 1
                 for k in self.score:
                     self.score[k] += result[k]
@@ -714,8 +717,13 @@ class _Session:
                     break
         except _Quit:
             self.say(f"Bye. Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']}.")
-        except KeyboardInterrupt:
-            self.say(f"\nInterrupted. Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']}.")
+        except BaseException as exc:
+            stop = _stop_behind(exc)  # Ctrl-C, or the command line's SIGTERM
+            if stop is None:
+                raise
+            unfinished = " (the game in progress is not counted)" if in_game else ""
+            self.say(f"\n{'Interrupted' if isinstance(stop, KeyboardInterrupt) else 'Stopped'}. Score: you "
+                     f"{self.score['you']}, {self.opponent_name} {self.score['opponent']}{unfinished}.")
             raise
         return self.score
 
@@ -735,6 +743,20 @@ class _Session:
 
 def _state_of(npn: str) -> np.ndarray:
     return parse_npn(npn)[0]
+
+
+def _stop_behind(exc: BaseException) -> BaseException | None:
+    """The stop (KeyboardInterrupt, or a signal's exception such as the command line's SIGTERM: a
+    BaseException that is no Exception) that ``exc`` is or was raised from; None for an error.
+    Inside compiled code (the numba rules core) a stop comes out as a SystemError caused by it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if not isinstance(current, Exception | SystemExit | GeneratorExit):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def play_session(opponent: Player, human: Color | None = None, rules: RulesLike | None = DEFAULT_RULES,

@@ -1113,3 +1113,20 @@ def test_records_that_cannot_be_written_do_not_lose_the_result(monkeypatch, caps
     assert cli.main(["eval", "random", "race", "--games", "2", "--records", str(tmp_path / "r.jsonl")]) == 1
     out, err = capsys.readouterr()
     assert "points per game" in out and "game records:" not in out and "could not write" in err
+
+
+def test_a_stopped_play_session_ends_with_one_message_and_no_blank_line(monkeypatch, capsys):
+    """The session ends its line with the score; the command's own word follows at once (a progress
+    bar's command starts a fresh line first)."""
+    import train.cli as cli
+    import train.play as play
+
+    def session(*args, **kwargs):
+        print("\nInterrupted. Score: you 0, random 0.")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(play, "play_session", session)
+    assert cli.main(["play", "--against", "random"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "nardy play: interrupted\n" and captured.out.endswith("random 0.\n")
+    monkeypatch.setattr(cli, "_cmd_bench", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert cli.main(["bench"]) == 130 and capsys.readouterr().err == "\nnardy bench: interrupted\n"

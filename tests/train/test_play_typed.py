@@ -754,3 +754,39 @@ def test_black_sees_its_plays_listed_in_its_own_point_order():
     firsts = list(dict.fromkeys(int(p) for p in listed))
     assert firsts == [22, 1, 12], firsts
     assert "After your play 22/" in out.getvalue()
+
+
+def test_a_stopped_session_gives_the_score_and_says_whether_a_game_was_cut_short():
+    """Ctrl-C, the command line's SIGTERM, or either inside compiled code (numba's SystemError caused
+    by it): the score so far, and whether the game in progress is left out of it."""
+    from train.cli import Terminated
+
+    def stopped(raised, answers=()):
+        out = io.StringIO()
+        lines = iter(answers)
+
+        def read(prompt):
+            line = next(lines, None)
+            if line is None:
+                raise raised
+            return line + "\n"
+        with pytest.raises(BaseException) as stop:
+            play_session(RandomPlayer(), human=Color.WHITE, seed=5, read=read, out=out)
+        assert stop.value is raised
+        return _flat(out.getvalue())
+
+    said = stopped(KeyboardInterrupt())
+    assert "Interrupted. Score: you 0, random 0 (the game in progress is not counted)." in said
+    assert "Stopped. Score: you 0, random 0 (the game in progress is not counted)." in stopped(Terminated())
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:
+        compiled = SystemError("returned a result with an exception set")
+        compiled.__cause__ = exc
+    assert "Interrupted. Score:" in stopped(compiled)
+    # At "another game?", after a resigned game: nothing was cut short.
+    between = stopped(KeyboardInterrupt(), ["resign", "y"])
+    assert re.search(r"Interrupted\. Score: you 0, random [12]\.", between) and "not counted" not in between
+    with pytest.raises(ValueError, match="a bug"):  # an error is no stop: no score line, raised as it is
+        play_session(RandomPlayer(), human=Color.WHITE, seed=5, out=io.StringIO(),
+                     read=lambda prompt: (_ for _ in ()).throw(ValueError("a bug")))
