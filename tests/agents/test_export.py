@@ -501,7 +501,7 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
         export_policy(mixed, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     info = export_policy(checkpoint, tmp_path / "np", positions=np.int64(16), opset=np.int64(18),
-                         tolerance=np.float32(1e-5))  # numpy numbers are numbers
+                         tolerance=np.float32(1e-5), exporter="torchscript")  # numpy numbers are numbers
     assert info["onnx"]["opset"] == 18
 
 
@@ -825,9 +825,9 @@ def test_a_folder_with_checkpoint_and_export_exports_and_plays_the_right_one(che
     run = tmp_path / "run"
     run.mkdir()
     (run / "checkpoint.pt").write_bytes(checkpoint.read_bytes())
-    export_policy(run, run, positions=64)
+    export_policy(run, run, positions=64, exporter="torchscript")  # the exporter is not what is tested here
     assert load_player(str(run)).evaluator.__class__ is OnnxEvaluator
-    export_policy(run, tmp_path / "again", positions=64)  # the checkpoint beside the export is the source
+    export_policy(run, tmp_path / "again", positions=64, exporter="torchscript")  # the checkpoint beside it is the source
     # Training goes on: the export no longer matches the checkpoint; it still plays, with a warning.
     torch.manual_seed(1)
     save_checkpoint(run / "checkpoint.pt", TDNetwork(CONFIG["hidden"]), DEFAULT_RULES,
