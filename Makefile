@@ -48,8 +48,10 @@ lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check nardy_env agents train tests examples tools
 	$(VENV)/bin/mypy
 
+# Two pytest-xdist workers, a test file each at a time: a file's module fixtures (an export, the
+# numba-cache processes, mypy) are made once, and Ray is started by one worker only.
 test: lint
-	$(VENV)/bin/python -m pytest -q tests
+	$(VENV)/bin/python -m pytest -q -n 2 --dist loadfile tests
 
 clean:
 	rm -rf $(VENV) build *.egg-info
