@@ -99,13 +99,14 @@ def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> np.ndarray: ..
 def to_common_point(personal: npt.ArrayLike, color: ColorLike) -> int | np.ndarray:
     """Common number of a personal point of ``color`` (0, bearing off, stays 0)."""
     color = as_color(color)
-    if isinstance(personal, int | np.integer) and not isinstance(personal, bool) and 0 <= personal <= NUM_POINTS:
+    if (isinstance(personal, int | np.integer) and not isinstance(personal, bool | np.timedelta64)
+            and 0 <= personal <= NUM_POINTS):
         point = int(personal)  # one point: the common case, without numpy's array machinery
         return (point + HALF - 1) % NUM_POINTS + 1 if color == Color.BLACK and point > 0 else point
     p = np.asarray(personal)
     if p.size == 0 and p.dtype == np.float64:  # an empty list
         p = p.astype(np.int64)
-    if p.dtype == np.bool_ or not np.issubdtype(p.dtype, np.integer) or (p < 0).any() or (p > NUM_POINTS).any():
+    if p.dtype.kind not in "iu" or (p < 0).any() or (p > NUM_POINTS).any():  # not bool, not timedelta64
         raise ValueError(f"personal points are whole numbers 0..{NUM_POINTS} (0: borne off), got {personal!r}")
     common = np.where((color == Color.BLACK) & (p > 0), (p + HALF - 1) % NUM_POINTS + 1, p)
     return int(common) if common.ndim == 0 else common

@@ -532,21 +532,27 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
             for line in _match_rows(finished):
                 print(line, file=sys.stderr)
         raise
-    failed = None
-    if args.png:  # drawn first: a reader that stops early (`| head`) must not cost the chart
+    reader_gone = None
+    try:
+        if args.json:
+            print(json.dumps(out))
+        else:
+            _print_ladder(out)
+        sys.stdout.flush()
+    except BrokenPipeError as exc:  # `| head`: the chart asked for is still drawn, then 141
+        reader_gone = exc
+    if args.png:
         from train.plots import ladder_chart
 
         try:
             ladder_chart(out, args.png, follow=True)
         except OSError as exc:
-            failed = f"nardy ladder: could not write {args.png}: {exc.strerror or exc}"
-    if args.json:
-        print(json.dumps(out))
-    else:
-        _print_ladder(out)
-    if failed:
-        _complain(failed)
-        return 1
+            _complain(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}")
+            if reader_gone is not None:  # what is still buffered for the reader would fail at exit
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+    if reader_gone is not None:
+        raise reader_gone
     if args.png and not args.json:
         print(f"\nchart: {args.png}")
     return 0

@@ -331,15 +331,20 @@ def _in_match(exc: PlayerFailed, role: str, games_now: np.ndarray, pair_of_game:
     return failed
 
 
-def _exit_with_parent(parent: int) -> None:
+def _exit_with_parent() -> None:
     """Worker initializer: end this worker once the process that started it is gone (killed by
     SIGKILL or SIGHUP, with no chance to stop its workers), instead of waiting for work for ever."""
+    import multiprocessing
     import threading
-    import time
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    sentinel = getattr(parent, "sentinel", None)  # ready once the parent process has ended
+    if sentinel is None:
+        return
 
     def watch() -> None:
-        while os.getppid() == parent:  # an orphan is adopted by another process
-            time.sleep(1.0)
+        wait([sentinel])
         os._exit(1)
 
     threading.Thread(target=watch, name="nardy-exit-with-parent", daemon=True).start()
@@ -546,7 +551,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
             legal_afterstates(initial_states(1), np.array([[6, 5]]), rules)
             results: dict[int, dict[str, np.ndarray]] = {}
             pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
-                                       initializer=_exit_with_parent, initargs=(os.getpid(),))
+                                       initializer=_exit_with_parent)
             try:
                 futures = {pool.submit(_worker, name_a, name_b, chunk, seed, rules.to_dict(), records): k
                            for k, chunk in enumerate(chunks)}

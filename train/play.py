@@ -747,16 +747,17 @@ def _state_of(npn: str) -> np.ndarray:
 
 def _stop_behind(exc: BaseException) -> BaseException | None:
     """The stop (KeyboardInterrupt, or a signal's exception such as the command line's SIGTERM: a
-    BaseException that is no Exception) that ``exc`` is or was raised from; None for an error.
-    Inside compiled code (the numba rules core) a stop comes out as a SystemError caused by it."""
+    BaseException that is no Exception) that ``exc`` is; None for an error. Inside compiled code
+    (the numba rules core) a stop comes out as a SystemError caused by it, which counts as the stop;
+    any other error stays an error, even one raised while a stop was handled."""
     seen: set[int] = set()
     current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if not isinstance(current, Exception | SystemExit | GeneratorExit):
-            return current
+    while isinstance(current, SystemError) and id(current) not in seen:
         seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
+        current = current.__cause__
+    if current is None or isinstance(current, Exception | SystemExit | GeneratorExit):
+        return None
+    return current
 
 
 def play_session(opponent: Player, human: Color | None = None, rules: RulesLike | None = DEFAULT_RULES,

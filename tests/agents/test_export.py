@@ -458,6 +458,7 @@ def test_unreadable_onnx_is_refused(exported, tmp_path):
 # --- export errors --------------------------------------------------------------------------
 
 
+@pytest.mark.filterwarnings("ignore:torch has deprecated its TorchScript ONNX exporter")  # its own tests say it
 def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_path):
     with pytest.raises(ExportError, match="no checkpoint at .*missing.pt: give a run directory, a checkpoint "
                                           "file or default"):
@@ -818,6 +819,7 @@ def test_nardy_export_command(checkpoint, tmp_path):
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.filterwarnings("ignore:torch has deprecated its TorchScript ONNX exporter")  # its own tests say it
 def test_a_folder_with_checkpoint_and_export_exports_and_plays_the_right_one(checkpoint, tmp_path):
     # Like checkpoints/default: checkpoint.pt and its own export side by side.
     from nardy_env.players import load_player

@@ -153,7 +153,7 @@ def test_point_conversion_and_formatting_refuse_what_they_would_misread():
         assert all(type(to_common_point(p, colour)) is int for p in points)
         assert to_common_point(as_array, colour).tolist() == points.tolist()  # its own inverse
     assert to_common_point(0, Color.BLACK) == 0 and to_common_point(24, Color.BLACK) == 12
-    for point in (-1, True, np.int64(25)):
+    for point in (-1, True, np.int64(25), np.timedelta64(5), np.array([5], dtype="m8[s]"), [True]):
         with pytest.raises(ValueError, match="whole numbers 0..24"):
             to_common_point(point, Color.WHITE)
     for point, colour, message in ((25, Color.BLACK, "whole numbers 0..24"), (3.7, Color.WHITE, "whole numbers"),

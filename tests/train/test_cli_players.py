@@ -103,6 +103,21 @@ def test_a_ladder_whose_reader_went_away_still_draws_its_chart(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_a_chart_that_fails_to_draw_does_not_cost_the_table(monkeypatch, capsys, tmp_path):
+    """The table is a ladder's result (the matches may have taken hours): it is printed before the
+    chart is drawn, whatever the drawing raises."""
+    import train.cli as cli
+    import train.plots as plots
+
+    def broken(*args, **kwargs):
+        raise ValueError("a drawing bug")
+    monkeypatch.setattr(plots, "ladder_chart", broken)
+    with pytest.raises(ValueError, match="a drawing bug"):
+        cli.main(["ladder", "random", "race", "--games", "4", "--workers", "1", "--quiet",
+                  "--png", str(tmp_path / "l.png")])
+    assert "| player | linear rating" in capsys.readouterr().out
+
+
 def test_an_interrupted_ladder_says_the_matches_that_had_finished(monkeypatch, capsys):
     import train.evaluate as ev
     from train.cli import main

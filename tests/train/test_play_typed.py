@@ -790,3 +790,13 @@ def test_a_stopped_session_gives_the_score_and_says_whether_a_game_was_cut_short
     with pytest.raises(ValueError, match="a bug"):  # an error is no stop: no score line, raised as it is
         play_session(RandomPlayer(), human=Color.WHITE, seed=5, out=io.StringIO(),
                      read=lambda prompt: (_ for _ in ()).throw(ValueError("a bug")))
+
+    def failing_while_stopping(prompt):  # an error raised while a Ctrl-C was handled is an error
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            return {}["x"]
+    out = io.StringIO()
+    with pytest.raises(KeyError):
+        play_session(RandomPlayer(), human=Color.WHITE, seed=5, out=out, read=failing_while_stopping)
+    assert "Interrupted" not in out.getvalue() and "Score:" not in out.getvalue()
