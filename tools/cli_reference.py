@@ -32,8 +32,9 @@ a path too long, a run that cannot start or go on, a match whose worker process
 died) or 1 (a failure while writing: a full disk, a file that cannot be written;
 any error of `nardy export` past its arguments, a bad source or folder included; a `--jsonl` input with bad
 lines, each answered by an error line, as FORMATS.md says). 130: interrupted by
-Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes; `nardy
-train` first saves a checkpoint and prints how to resume); 141: the reader of
+Ctrl-C; 143: stopped by SIGTERM (a match stops its worker processes, which
+also end by themselves if nardy is killed outright; `nardy train` first saves
+a checkpoint and prints how to resume); 141: the reader of
 the output went away (`nardy ... | head`). With standard output closed
 (`>&-`) what a command prints is discarded, as Python's `print` does, and the
 status is that of the work; with standard error closed (`2>&-`) so are its
