@@ -547,6 +547,8 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         try:
             ladder_chart(out, args.png, follow=True)
         except OSError as exc:
+            if reader_gone is not None and isinstance(exc, BrokenPipeError):  # --png /dev/stdout: that reader
+                raise reader_gone from None
             _complain(f"nardy ladder: could not write {args.png}: {exc.strerror or exc}")
             if reader_gone is not None:  # what is still buffered for the reader would fail at exit
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
