@@ -16,6 +16,8 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from train.progress import stop_behind
+
 __all__ = ["main", "COUNT", "MATCH_GAMES", "PLY", "POSITIVE", "SECONDS", "SEED", "TEXT"]  # the argparse types: tools/ take them too
 
 
@@ -525,7 +527,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
         _complain(f"nardy ladder: {exc}")
         return 2
     except BaseException as exc:  # Ctrl-C or SIGTERM (inside numba's code, a SystemError raised from it)
-        if finished and _interruption_behind(exc) is not None:  # not lost: --seed plays them again exactly
+        if finished and stop_behind(exc) is not None:  # not lost: --seed plays them again exactly
             total = len(args.players) * (len(args.players) - 1) // 2
             print(f"\nnardy ladder: {len(finished)} of {total} matches had finished (seed {args.seed}):",
                   file=sys.stderr)
@@ -1404,7 +1406,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemError as exc:
         # Ctrl-C or SIGTERM inside compiled code (the numba rules core) comes out as a SystemError
         # ("returned a result with an exception set") caused by the interruption.
-        cause = _interruption_behind(exc)
+        cause = stop_behind(exc)
         if cause is None:
             raise
         print(f"{_fresh_line(args)}{_WHO}: {'terminated' if isinstance(cause, Terminated) else 'interrupted'}",
@@ -1427,18 +1429,6 @@ class Terminated(BaseException):
 
 def _terminated(signum: int, frame: Any) -> NoReturn:
     raise Terminated()
-
-
-def _interruption_behind(exc: BaseException) -> BaseException | None:
-    """The KeyboardInterrupt or Terminated that ``exc`` was raised from, if any."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt | Terminated):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
 
 
 if __name__ == "__main__":

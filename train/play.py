@@ -57,6 +57,7 @@ from nardy_env.players import Player, PlayerFailed, choose_indices, player_name
 from nardy_env.render import board_text, board_words
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence, legal_plays
+from train.progress import stop_behind
 
 __all__ = ["play_session", "parse_play"]
 
@@ -718,7 +719,7 @@ class _Session:
         except _Quit:
             self.say(f"Bye. Score: you {self.score['you']}, {self.opponent_name} {self.score['opponent']}.")
         except BaseException as exc:
-            stop = _stop_behind(exc)  # Ctrl-C, or the command line's SIGTERM
+            stop = stop_behind(exc)  # Ctrl-C, or the command line's SIGTERM
             if stop is None:
                 raise
             unfinished = " (the game in progress is not counted)" if in_game else ""
@@ -743,21 +744,6 @@ class _Session:
 
 def _state_of(npn: str) -> np.ndarray:
     return parse_npn(npn)[0]
-
-
-def _stop_behind(exc: BaseException) -> BaseException | None:
-    """The stop (KeyboardInterrupt, or a signal's exception such as the command line's SIGTERM: a
-    BaseException that is no Exception) that ``exc`` is; None for an error. Inside compiled code
-    (the numba rules core) a stop comes out as a SystemError caused by it, which counts as the stop;
-    any other error stays an error, even one raised while a stop was handled."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while isinstance(current, SystemError) and id(current) not in seen:
-        seen.add(id(current))
-        current = current.__cause__
-    if current is None or isinstance(current, Exception | SystemExit | GeneratorExit):
-        return None
-    return current
 
 
 def play_session(opponent: Player, human: Color | None = None, rules: RulesLike | None = DEFAULT_RULES,

@@ -99,3 +99,18 @@ class LineProgress:
         self.write(f"{self.desc}: {self.n}/{self.total} {self.unit}s{share}{own_rate}{extra}")
         self._last, self._shown = now, self.n
         self._shown_postfix = dict(self._postfix)
+
+
+def stop_behind(exc: BaseException) -> BaseException | None:
+    """The stop (KeyboardInterrupt, or a signal's exception such as the command line's SIGTERM: a
+    BaseException that is no Exception) that ``exc`` is; None for an error. Inside compiled code
+    (the numba rules core) a stop comes out as a SystemError caused by it, which counts as the stop;
+    any other error stays an error, even one raised while a stop was handled."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while isinstance(current, SystemError) and id(current) not in seen:
+        seen.add(id(current))
+        current = current.__cause__
+    if current is None or isinstance(current, Exception | SystemExit | GeneratorExit):
+        return None
+    return current
