@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import secrets
 import stat
 import sys
-import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -61,7 +63,7 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: 
         mode = old.st_mode & 0o777 if stat.S_ISREG(old.st_mode) else 0o666 & ~_umask()  # never setuid and such
     except OSError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = _new_file_beside(target)
     try:
         os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
@@ -75,6 +77,47 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: 
         raise
     _fsync_dir(target.parent)  # the rename itself survives a power cut
     return path
+
+
+def _new_file_beside(target: Path) -> tuple[int, str]:
+    """A new, empty file ``.NAME.XXXXXXXX.tmp`` beside ``target``, open for writing: its descriptor and path.
+
+    Not ``tempfile.mkstemp``: on Windows before Python 3.13 it takes a folder the user may not
+    write in for a name clash and tries other names for hours (CPython gh-66305). Here only a
+    clash is retried; a refusal is raised at once.
+    """
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = os.path.join(target.parent, f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary name beside the file", str(target))
+
+
+def creation_refused(folder: Path, who: str, stacklevel: int = 2) -> str | None:
+    """Why no new file can be made in ``folder``, or None when one can: a file
+    ``.nardy-WHO-probe-...`` made there and removed again says.
+
+    ``os.access`` answers yes to root for folders no one may write (/proc, a root-squashed
+    share), and on Windows to folders whose access rules refuse the user: the file answers
+    truly, before the work rather than after it. One name, one try. A probe that cannot be
+    removed (a folder that takes new files but lets none go) is left there with a warning.
+    """
+    probe = folder / f".nardy-{who}-probe-{os.getpid()}-{secrets.token_hex(8)}"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    try:
+        os.unlink(probe)
+    except OSError as exc:
+        from nardy_env import NardyWarning
+
+        warnings.warn(f"could not remove the test file {probe} ({exc.strerror or exc}); delete it",
+                      category=NardyWarning, stacklevel=stacklevel + 1)
+    return None
 
 
 def is_stream(path: str | Path) -> bool:

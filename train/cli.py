@@ -474,8 +474,8 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
     if path.is_dir() or name.endswith(("/", os.sep)):  # Path drops a trailing slash: "new/" would be a file "new"
         _complain(f"nardy {command}: {option} {name} {'is' if path.is_dir() else 'names'} a folder; give a file name")
         return False
-    if is_stream(path) and path.exists():  # /dev/stdout, a pipe: written to as it is
-        if not os.access(path, os.W_OK):
+    if os.path.exists(name) and is_stream(name):  # /dev/stdout, a pipe (links followed): written to as it is
+        if not os.access(name, os.W_OK):
             _complain(f"nardy {command}: {option} {path} is not writable")
             return False
         return True
@@ -485,14 +485,18 @@ def _writable_file_or_say(command: str, option: str, name: str) -> bool:
     if not path.parent.is_dir():
         _complain(f"nardy {command}: {option} {path}: folder {path.parent} does not exist")
         return False
+    from agents.files import TEMP_NAME_EXTRA, creation_refused
+
     if not os.access(path.parent, os.W_OK):  # found now, not after all the games
         _complain(f"nardy {command}: {option} {path}: folder {path.parent} is not writable")
         return False
-    from agents.files import TEMP_NAME_EXTRA
-
+    refused = creation_refused(path.parent, command)  # access() says yes to root, and on Windows, wrongly
+    if refused:
+        _complain(f"nardy {command}: {option} {path}: no file can be made in folder {path.parent} ({refused})")
+        return False
     try:
-        name_max = os.pathconf(path.parent, "PC_NAME_MAX")
-    except (OSError, ValueError):
+        name_max = os.pathconf(path.parent, "PC_NAME_MAX")  # POSIX only
+    except (OSError, ValueError, AttributeError):
         name_max = 255
     if len(os.fsencode(path.name)) + TEMP_NAME_EXTRA > name_max:  # the file is written beside it first
         _complain(f"nardy {command}: {option} {path}: the file name is too long (at most "

@@ -21,7 +21,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import stat
 import sys
 import tempfile
@@ -34,7 +33,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from agents.common import unsound_row
-from agents.files import write_atomic
+from agents.files import creation_refused, write_atomic
 from agents.onnx_policy import (
     EQUITY_WEIGHTS,
     INPUT_NAME,
@@ -332,21 +331,10 @@ def _writable_folder(out: Path) -> None:
         raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ExportError(f"cannot write the export to {out}: {folder} is not writable; nothing was exported")
-    # access() answers yes to root for folders no one may write (/proc, a root-squashed share): a
-    # file made and removed says so before the export, not after a minute of work.
-    # One name, one try (mkstemp on Windows before 3.13 takes a refusal for a name clash and tries
-    # the next name for hours).
-    probe = folder / f".nardy-export-probe-{os.getpid()}-{secrets.token_hex(8)}"
-    try:
-        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-    except OSError as exc:
+    refused = creation_refused(folder, "export", stacklevel=4)  # os.access may say yes wrongly
+    if refused:
         raise ExportError(f"cannot write the export to {out}: no file can be made in {folder} "
-                          f"({exc.strerror or exc}); nothing was exported") from None
-    try:
-        os.unlink(probe)
-    except OSError as exc:  # a folder that takes new files but lets none go (append-only): go on
-        warnings.warn(f"could not remove the test file {probe} ({exc.strerror or exc}); delete it",
-                      category=NardyWarning, stacklevel=3)
+                          f"({refused}); nothing was exported")
 
 
 def _checkpoint_path(player: str | Path) -> Path:

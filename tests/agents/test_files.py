@@ -200,3 +200,68 @@ def test_a_replaced_file_never_takes_setuid_or_sticky_bits(tmp_path):
     path.chmod(0o4755 | stat.S_ISVTX)
     write_atomic(path, lambda fh: fh.write(b"2"))
     assert stat.S_IMODE(path.stat().st_mode) == 0o755
+
+
+def test_the_temporary_file_is_named_as_the_name_check_expects_and_a_refusal_is_not_retried(tmp_path, monkeypatch):
+    """The file is written beside its target as .NAME.XXXXXXXX.tmp (TEMP_NAME_EXTRA more bytes);
+    a name clash takes another name, a refusal is raised at once (tempfile.mkstemp on Windows
+    before Python 3.13 takes a refusal for a clash and tries names for hours)."""
+    import errno
+    import re
+
+    import agents.files
+    from agents.files import TEMP_NAME_EXTRA
+
+    real_open = os.open
+    tried: list[str] = []
+
+    def clash_once(path, flags, *args):
+        if not os.fspath(path).endswith(".tmp"):  # the folder, opened to sync the rename
+            return real_open(path, flags, *args)
+        tried.append(os.fspath(path))
+        if len(tried) == 1:
+            raise FileExistsError(errno.EEXIST, "File exists", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(agents.files.os, "open", clash_once)
+    write_atomic(tmp_path / "eval.jsonl", lambda fh: fh.write(b"{}\n"))
+    assert len(tried) == 2 and tried[0] != tried[1]
+    for name in tried:
+        assert re.fullmatch(r"\.eval\.jsonl\.[0-9a-f]{8}\.tmp", os.path.basename(name)), name
+        assert len(os.path.basename(name)) == len("eval.jsonl") + TEMP_NAME_EXTRA
+    assert (tmp_path / "eval.jsonl").read_bytes() == b"{}\n"
+
+    tried.clear()
+
+    def refused(path, flags, *args):
+        tried.append(os.fspath(path))
+        raise PermissionError(errno.EACCES, "Permission denied", path)
+
+    monkeypatch.setattr(agents.files.os, "open", refused)
+    with pytest.raises(PermissionError, match="Permission denied"):
+        write_atomic(tmp_path / "eval.jsonl", lambda fh: fh.write(b"new"))
+    assert len(tried) == 1
+    monkeypatch.undo()
+    assert (tmp_path / "eval.jsonl").read_bytes() == b"{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.jsonl"]
+
+
+def test_creation_refused_asks_the_folder_itself(tmp_path, monkeypatch):
+    import errno
+
+    import agents.files
+    from agents.files import creation_refused
+
+    assert creation_refused(tmp_path, "plot") is None
+    assert not list(tmp_path.iterdir())  # the probe is gone again
+    real_open = os.open
+    seen: list[str] = []
+
+    def read_only(path, *args, **kwargs):
+        seen.append(os.path.basename(path))
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(agents.files.os, "open", read_only)
+    assert creation_refused(tmp_path, "plot") == "Read-only file system"
+    assert seen and seen[0].startswith(".nardy-plot-probe-")
+    monkeypatch.setattr(agents.files.os, "open", real_open)

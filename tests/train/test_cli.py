@@ -1073,6 +1073,34 @@ def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
     assert out.returncode == 2 and f"the file name is too long (at most {longest} bytes here)" in out.stderr, out.stderr
 
 
+def test_output_files_are_checked_where_os_has_no_pathconf_and_by_a_file_made_there(monkeypatch, capsys, tmp_path):
+    """Windows has no os.pathconf (the name length check assumes 255 bytes there), and its
+    os.access says yes to folders whose access rules refuse the user: a file made and removed
+    in the folder says, before the games."""
+    import errno
+
+    from train import cli, evaluate
+
+    monkeypatch.delattr(os, "pathconf")
+    assert cli.main(["plot", "checkpoints/default", "--out", str(tmp_path / "curve.png")]) == 0
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    capsys.readouterr()
+    real_open = os.open
+
+    def refused(path, *args, **kwargs):
+        if os.path.basename(path).startswith(".nardy-eval-probe-"):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refused)
+    monkeypatch.setattr(evaluate, "evaluate", lambda *a, **k: pytest.fail("played before the check"))
+    records = tmp_path / "games.jsonl"
+    assert cli.main(["eval", "random", "race", "--games", "2", "--records", str(records)]) == 2
+    assert capsys.readouterr().err.strip() == (f"nardy eval: --records {records}: no file can be made in folder "
+                                               f"{tmp_path} (Permission denied)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.png"]
+
+
 def test_an_unreadable_player_or_a_dead_worker_is_one_line_and_status_2(monkeypatch, capsys):
     import errno
 
