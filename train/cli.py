@@ -41,15 +41,34 @@ def _asked_rules(text: str | None):
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        # Shown as received: the shell may have eaten quotes ({block_rule:home}) the user typed.
-        _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg} at column {exc.colno} of {text!r} (quote the "
-                     "whole object for the shell: '{\"block_rule\": \"home\"}')")
+        data = _flow_mapping(text)
+        if data is None:
+            # Shown as received: the shell may have eaten quotes ({block_rule:home}) the user typed.
+            _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg} at column {exc.colno} of {text!r} (quote "
+                         "the whole object for the shell: '{\"block_rule\": \"home\"}', or leave out the inner "
+                         "quotes: '{block_rule: home}')")
     if not isinstance(data, dict):
         _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
     try:
         return Rules.from_dict(data)
     except (RulesError, TypeError) as exc:
         _usage_error(f"{_WHO}: --rules: {exc}")
+
+
+def _flow_mapping(text: str) -> dict[str, Any] | None:
+    """``{block_rule: home, head_exception: [3, 4]}``, JSON without its inner quotes, as a dict; None
+    when it is not one. What Windows PowerShell 5.1 passes on of '{"block_rule": "home"}' (it drops
+    the inner quotes), and what cmd.exe users can type without escaping them."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(data, dict) or not text.lstrip().startswith("{") \
+            or not all(isinstance(k, str) and v is not None for k, v in data.items()):
+        return None  # {block_rule:home} is one key "block_rule:home" without a value: not meant so
+    return data
 
 
 MAX_LINE = 1 << 20
@@ -1067,7 +1086,7 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                                         "(default: those the network players were trained under, else the defaults)")
 
 
-RULES_HELP = ("rule variants as JSON; keys left out take the 2026 code's values, except that every game is "
+RULES_HELP = ("rule variants as a JSON object (without its inner quotes too: '{block_rule: home}'); keys left out take the 2026 code's values, except that every game is "
               "cubeless (the cube is not implemented yet) ")
 """The start of every --rules help but ``moves``'s."""
 
@@ -1095,7 +1114,8 @@ def build_parser() -> argparse.ArgumentParser:
     moves.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
     moves.add_argument("--jsonl", action="store_true",
                        help="read JSON lines from stdin, write JSON lines (docs/formats.md)")
-    moves.add_argument("--rules", help='rule variants as JSON, e.g. \'{"block_rule": "home"}\'')
+    moves.add_argument("--rules", help='rule variants as a JSON object, e.g. \'{"block_rule": "home"}\' '
+                                        "(or without its inner quotes: '{block_rule: home}')")
     moves.set_defaults(func=_cmd_moves)
 
     bench = sub.add_parser("bench", help="measure the rules core with random games",

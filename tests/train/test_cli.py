@@ -947,6 +947,31 @@ def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_p
     assert picture.returncode == 0 and picture.stdout.startswith(b"\x89PNG"), picture.stderr
 
 
+def test_rules_without_their_inner_quotes_are_taken_as_windows_shells_pass_them(capsys):
+    """Windows PowerShell 5.1 passes '{"block_rule": "home"}' on as {block_rule: home}, and cmd.exe
+    users would have to escape every inner quote: the object without them is taken too."""
+    from nardy_env import Rules
+    from train import cli
+
+    assert cli._asked_rules("{block_rule: home}") == Rules(block_rule="home")
+    assert cli._asked_rules(" {head_exception: [3, 4], opening: reroll} ") == Rules(head_exception=(3, 4),
+                                                                                  opening="reroll")
+    assert cli._asked_rules('{"head_exception": []}') == Rules(head_exception=())
+    for text, said in (("{block_rule:home}", "--rules is not valid JSON"),  # one key without a value
+                       ("block_rule: home", "--rules is not valid JSON"),  # no object
+                       ("{block_rule: [home}", "--rules is not valid JSON"),
+                       ("{opening: no}", "--rules: "),  # YAML's no is false: refused by Rules, by name
+                       ("{colour: home}", "--rules: ")):
+        with pytest.raises(SystemExit) as exit_:
+            cli._asked_rules(text)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and said in err, (text, err)
+        if "JSON" in said:
+            assert "or leave out the inner quotes: '{block_rule: home}')" in err
+        else:
+            assert "opening" in err or "colour" in err, err
+
+
 def test_bench_search_json_names_its_seed_and_rules():
     out = run("bench", "--search", "default", "--max-ply", "0", "--positions", "3", "--seed", "5", "--json")
     assert out.returncode == 0, out.stderr
