@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -130,6 +131,37 @@ def test_the_scaling_tool_reads_the_line_nardy_train_ends_with():
     assert "| 15 | 60,160 | 412 | 77 | 2,800 | 64 | 14% | 8.00 | 50 |" in table(rows).splitlines()
     with pytest.raises(ValueError, match="no 'trained"):
         parse_trained("interrupted after 300 games; checkpoint saved.")
+
+
+def test_the_scaling_tool_stops_a_run_with_a_signal_the_system_can_send(monkeypatch):
+    """Ctrl-C's SIGINT on POSIX (the run saves and shuts its Ray down); Windows' Popen refuses
+    SIGINT (ValueError), so there the run is ended with SIGTERM (TerminateProcess)."""
+    import signal
+
+    from tools import scaling
+
+    class Child:
+        def __init__(self):
+            self.sent = []
+
+        def poll(self):
+            return None if not self.sent else 0
+
+        def send_signal(self, sig):
+            if os.name == "nt" and sig not in (signal.SIGTERM,):
+                raise ValueError(f"Unsupported signal: {sig}")  # as subprocess.Popen does there
+            self.sent.append(sig)
+
+        def wait(self, timeout=None):
+            return 0
+
+    child = Child()
+    scaling._stop(child)
+    assert child.sent == [signal.SIGINT]
+    monkeypatch.setattr(scaling.os, "name", "nt")
+    child = Child()
+    scaling._stop(child)
+    assert child.sent == [signal.SIGTERM]
 
 
 def test_the_scaling_tool_keeps_the_rows_done_when_a_run_fails(tmp_path, monkeypatch, capsys):

@@ -94,9 +94,10 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
 
 def _stop(child: subprocess.Popen, grace: float = 60.0) -> None:
     """Stop a ``nardy train`` run as Ctrl-C would (it saves a checkpoint and shuts its Ray down),
-    killing it only if it has not ended within ``grace`` seconds."""
+    killing it only if it has not ended within ``grace`` seconds. Windows sends a process no
+    SIGINT (only a console's Ctrl-C, to a whole process group): there it is ended at once."""
     if child.poll() is None:
-        child.send_signal(signal.SIGINT)
+        child.send_signal(signal.SIGTERM if os.name == "nt" else signal.SIGINT)
     try:
         child.wait(timeout=grace)
     except subprocess.TimeoutExpired:
