@@ -181,8 +181,9 @@ def test_moves_rules_option_changes_the_result():
     default = json.loads(run("moves", "--jsonl", stdin=line).stdout)
     home = json.loads(run("moves", "--jsonl", "--rules", '{"block_rule": "home"}', stdin=line).stdout)
     assert len(home["results"]) < len(default["results"])
+    assert json.loads(run("moves", "--jsonl", "--rules", "{block_rule: home}", stdin=line).stdout) == home
     bad = run("moves", "--jsonl", "--rules", '{"blockrule": "home"}', stdin=line)
-    assert bad.returncode != 0 and "unknown rules key" in bad.stderr
+    assert bad.returncode == 2 and "unknown rules key" in bad.stderr and bad.stdout == ""  # no line answered
 
 
 def test_bench_json_reports_throughput():
