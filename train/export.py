@@ -108,7 +108,8 @@ def _json_safe(value: Any) -> Any:
 
 
 def _provenance(payload: dict[str, Any], path: Path, sha256: str) -> dict[str, Any]:
-    """policy.json's ``training``: games played, the run's config, the source checkpoint and its hash."""
+    """policy.json's ``training``: games played, the run's config, the source checkpoint and its hash,
+    and for a run started from another's weights, that checkpoint (``started_from``)."""
     raw_training = payload.get("training")
     training: dict[str, Any] = raw_training if isinstance(raw_training, dict) else {}
     games = training.get("games", payload.get("games", 0))
@@ -117,8 +118,10 @@ def _provenance(payload: dict[str, Any], path: Path, sha256: str) -> dict[str, A
     except (TypeError, ValueError):
         games = 0
     config = payload.get("config", training.get("config"))
+    started = payload.get("started_from")  # a run started from another's weights (init_from)
     return {"games": games, "config": _json_safe(config), "checkpoint": str(path),
-            "checkpoint_sha256": sha256}
+            "checkpoint_sha256": sha256,
+            **({"started_from": _json_safe(started)} if isinstance(started, dict) else {})}
 
 
 def _policy_module(network):

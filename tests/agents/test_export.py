@@ -412,6 +412,20 @@ def test_the_rules_travel_in_the_graph_too(exported, tmp_path):
         onnx_player(folder)
 
 
+def test_policy_json_tells_the_weights_a_run_started_from():
+    """A run begun from another's weights (init_from) records that checkpoint as started_from;
+    its export says so, since training.games counts only the run's own games."""
+    from train.export import _provenance
+
+    started = {"path": "/runs/first/checkpoint.pt", "games": 400000, "sha256": "ab" * 32}
+    payload = {"training": {"games": 2048}, "config": {"init_from": "runs/first"}, "started_from": started}
+    assert _provenance(payload, Path("runs/second/checkpoint.pt"), "cd" * 32) == {
+        "games": 2048, "config": {"init_from": "runs/first"}, "checkpoint": "runs/second/checkpoint.pt",
+        "checkpoint_sha256": "cd" * 32, "started_from": started}
+    del payload["started_from"]
+    assert "started_from" not in _provenance(payload, Path("c.pt"), "cd" * 32)
+
+
 def test_policy_json_that_is_not_json(exported, tmp_path):
     folder = _copy_policy(exported[0], tmp_path / "p")
     (folder / JSON_FILE).write_text("{not json")
