@@ -38,15 +38,20 @@ def _asked_rules(text: str | None):
     if not text.strip():
         _usage_error(f"{_WHO}: --rules is empty; give rule variants as JSON, e.g. '{{\"block_rule\": \"home\"}}', "
                      "or leave it out")
+    if len(text) > MAX_RULES_TEXT:  # every key of RULES.md takes about 100
+        _usage_error(f"{_WHO}: --rules is {len(text):,} characters long; rule variants take at most "
+                     f"{MAX_RULES_TEXT:,}")
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         data = _flow_mapping(text)
         if data is None:
+            where = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                     else "nested too deeply")
             # Shown as received: the shell may have eaten quotes ({block_rule:home}) the user typed.
-            _usage_error(f"{_WHO}: --rules is not valid JSON: {exc.msg} at column {exc.colno} of {text!r} (quote "
-                         "the whole object for the shell: '{\"block_rule\": \"home\"}', or leave out the inner "
-                         "quotes: '{block_rule: home}')")
+            _usage_error(f"{_WHO}: --rules is not valid JSON: {where} of {text!r} (quote the whole object "
+                         "for the shell: '{\"block_rule\": \"home\"}', or leave out the inner quotes: "
+                         "\"{block_rule: home}\")")
     if not isinstance(data, dict):
         _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
     try:
@@ -62,14 +67,20 @@ def _flow_mapping(text: str) -> dict[str, Any] | None:
     import yaml
 
     try:
+        # No anchors, aliases or tags: a few hundred bytes of aliases make a list of billions.
+        if any(isinstance(token, yaml.AliasToken | yaml.AnchorToken | yaml.TagToken) for token in yaml.scan(text)):
+            return None
         data = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError):  # deep nesting: PyYAML's constructor recurses
         return None
     if not isinstance(data, dict) or not text.lstrip().startswith("{") \
             or not all(isinstance(k, str) and v is not None for k, v in data.items()):
         return None  # {block_rule:home} is one key "block_rule:home" without a value: not meant so
     return data
 
+
+MAX_RULES_TEXT = 1000
+"""The longest --rules taken (all of RULES.md's keys take about 100 characters)."""
 
 MAX_LINE = 1 << 20
 """The longest --jsonl input line read (1 MiB; a request is about 100 bytes): a longer one is
@@ -1086,7 +1097,8 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                                         "(default: those the network players were trained under, else the defaults)")
 
 
-RULES_HELP = ("rule variants as a JSON object (without its inner quotes too: '{block_rule: home}'); keys left out take the 2026 code's values, except that every game is "
+RULES_HELP = ("rule variants as a JSON object (without its inner quotes too: \"{block_rule: home}\"); keys "
+              "left out take the 2026 code's values, except that every game is "
               "cubeless (the cube is not implemented yet) ")
 """The start of every --rules help but ``moves``'s."""
 
@@ -1115,7 +1127,7 @@ def build_parser() -> argparse.ArgumentParser:
     moves.add_argument("--jsonl", action="store_true",
                        help="read JSON lines from stdin, write JSON lines (docs/formats.md)")
     moves.add_argument("--rules", help='rule variants as a JSON object, e.g. \'{"block_rule": "home"}\' '
-                                        "(or without its inner quotes: '{block_rule: home}')")
+                                        "(or without its inner quotes: \"{block_rule: home}\")")
     moves.set_defaults(func=_cmd_moves)
 
     bench = sub.add_parser("bench", help="measure the rules core with random games",

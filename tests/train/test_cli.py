@@ -968,9 +968,24 @@ def test_rules_without_their_inner_quotes_are_taken_as_windows_shells_pass_them(
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and said in err, (text, err)
         if "JSON" in said:
-            assert "or leave out the inner quotes: '{block_rule: home}')" in err
+            assert 'or leave out the inner quotes: "{block_rule: home}")' in err
         else:
             assert "opening" in err or "colour" in err, err
+    # No YAML anchors or aliases (273 bytes of them made a list of billions), no tags, no deep
+    # nesting, nothing long: each is one line and status 2, at once.
+    bomb = "{head_exception: [&a [x,x,x,x,x,x,x,x,x], " + ", ".join(
+        f"&{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefg", "bcdefgh", strict=True)) + "]}"
+    deep = 497  # 999 characters, under the cap; PyYAML recurses once per level
+    for text, said in ((bomb, "--rules is not valid JSON"),
+                       ("{block_rule: !!python/name:os.system home}", "--rules is not valid JSON"),
+                       ("{head_exception: !!set {3: null}}", "--rules is not valid JSON"),
+                       ("{a: " + "[" * deep + "]" * deep + "}", "--rules is not valid JSON"),
+                       ('{"a": ' + "[" * 490 + "]" * 490 + "}", "--rules: unknown rules key(s) ['a']"),
+                       ("{" + " " * 1000 + "}", "--rules is 1,002 characters long; rule variants take at most 1,000")):
+        with pytest.raises(SystemExit) as exit_:
+            cli._asked_rules(text)
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and said in err and len(err) < 3000, (text[:40], err[:300])
 
 
 def test_bench_search_json_names_its_seed_and_rules():
