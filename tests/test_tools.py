@@ -153,15 +153,21 @@ def test_the_scaling_tool_stops_a_run_with_a_signal_the_system_can_send(monkeypa
             self.sent.append(sig)
 
         def wait(self, timeout=None):
+            self.waited = timeout
             return 0
 
-    child = Child()
-    scaling._stop(child)
-    assert child.sent == [signal.SIGINT]
+    for ctrl_c in (False, True):
+        child = Child()
+        scaling._stop(child, ctrl_c=ctrl_c)
+        assert child.sent == [signal.SIGINT]
     monkeypatch.setattr(scaling.os, "name", "nt")
     child = Child()
     scaling._stop(child)
     assert child.sent == [signal.SIGTERM]
+    # There a Ctrl-C typed in the console reaches the run as well: it is let stop itself.
+    child = Child()
+    scaling._stop(child, grace=5.0, ctrl_c=True)
+    assert child.sent == [] and child.waited == 5.0
 
 
 def test_the_scaling_tool_keeps_the_rows_done_when_a_run_fails(tmp_path, monkeypatch, capsys):

@@ -60,7 +60,8 @@ class RunFailed(Exception):
 
 def run_one(actors: int, games: int, config: Path, out: Path, address: str | None, timeout: float) -> dict[str, float]:
     """One ``nardy train`` run, its output in ``out``.log beside its folder. A time limit, Ctrl-C or
-    SIGTERM stops it as ``nardy train`` stops (it saves and shuts its Ray down), then raises."""
+    SIGTERM stops it as ``nardy train`` stops (it saves and shuts its Ray down; on Windows only
+    Ctrl-C does, the others end it at once), then raises."""
     command = [sys.executable, "-c", "import sys; from train.cli import main; sys.exit(main())", "train",
                "--config", str(config), "--out", str(out), "--quiet", "--set", f"actors={actors}",
                "--set", f"total_games={games}", "--set", "eval_every_games=0", "--set", "final_eval_games=0"]
@@ -77,7 +78,7 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
             _stop(child)
             raise RunFailed(f"took more than {timeout:g} s (--timeout)", log) from None
         except (KeyboardInterrupt, Terminated) as exc:
-            _stop(child)
+            _stop(child, ctrl_c=isinstance(exc, KeyboardInterrupt))
             raise RunFailed("was interrupted" if isinstance(exc, KeyboardInterrupt) else "was terminated", log,
                             130 if isinstance(exc, KeyboardInterrupt) else 143) from None
     wall = time.perf_counter() - started
@@ -92,11 +93,12 @@ def run_one(actors: int, games: int, config: Path, out: Path, address: str | Non
     return figures
 
 
-def _stop(child: subprocess.Popen, grace: float = 60.0) -> None:
+def _stop(child: subprocess.Popen, grace: float = 60.0, ctrl_c: bool = False) -> None:
     """Stop a ``nardy train`` run as Ctrl-C would (it saves a checkpoint and shuts its Ray down),
     killing it only if it has not ended within ``grace`` seconds. Windows sends a process no
-    SIGINT (only a console's Ctrl-C, to a whole process group): there it is ended at once."""
-    if child.poll() is None:
+    SIGINT: there a Ctrl-C typed in the console (``ctrl_c``) has reached the run too, which is
+    left to stop itself; for any other reason the run is ended at once (TerminateProcess)."""
+    if child.poll() is None and not (ctrl_c and os.name == "nt"):
         child.send_signal(signal.SIGTERM if os.name == "nt" else signal.SIGINT)
     try:
         child.wait(timeout=grace)

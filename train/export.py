@@ -334,7 +334,7 @@ def _writable_folder(out: Path) -> None:
         raise ExportError(f"cannot write the export to {out}: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise ExportError(f"cannot write the export to {out}: {folder} is not writable; nothing was exported")
-    refused = creation_refused(folder, "export", stacklevel=4)  # os.access may say yes wrongly
+    refused = creation_refused(folder, "export", stacklevel=3)  # os.access may say yes wrongly
     if refused:
         raise ExportError(f"cannot write the export to {out}: no file can be made in {folder} "
                           f"({refused}); nothing was exported")

@@ -974,8 +974,9 @@ def test_a_folder_access_calls_writable_that_is_not_is_refused_before_the_export
     monkeypatch.setattr(train.export.os, "unlink", append_only)
     monkeypatch.setattr("agents.td.load_checkpoint", goes_on)
     with pytest.warns(NardyWarning, match=r"could not remove the test file .*\.nardy-export-probe-.* \(Operation "
-                                          r"not permitted\); delete it"), pytest.raises(GoesOn):
+                                          r"not permitted\); delete it") as said, pytest.raises(GoesOn):
         export_policy(checkpoint, tmp_path / "out", positions=8)
+    assert said[0].filename == __file__  # the line that called export_policy
 
 
 def test_an_unreadable_source_or_unwritable_folder_is_refused_before_the_export(checkpoint, tmp_path, monkeypatch):

@@ -241,7 +241,13 @@ def test_the_temporary_file_is_named_as_the_name_check_expects_and_a_refusal_is_
     with pytest.raises(PermissionError, match="Permission denied"):
         write_atomic(tmp_path / "eval.jsonl", lambda fh: fh.write(b"new"))
     assert len(tried) == 1
+    tried.clear()
+    target = tmp_path / "eval.jsonl"
+    monkeypatch.setattr(os, "name", "nt")  # where mkstemp takes a refusal for a clash and tries again
+    with pytest.raises(PermissionError, match="Permission denied"):
+        agents.files._new_file_beside(target)
     monkeypatch.undo()
+    assert len(tried) == 1
     assert (tmp_path / "eval.jsonl").read_bytes() == b"{}\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.jsonl"]
 
