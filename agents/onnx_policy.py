@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from .search import SearchPlayer, rules_to_play
 __all__ = [
     "POLICY_FORMAT", "ONNX_FILE", "JSON_FILE", "INPUT_NAME", "OUTPUT_NAMES", "OUTCOME_NAMES",
     "EQUITY_WEIGHTS", "KNOWN_FEATURES_VERSIONS", "METADATA_KEYS", "RULES_METADATA", "PolicyError", "OnnxEvaluator",
-    "read_policy_json", "load_policy", "onnx_player", "contract_input", "contract_outputs",
+    "read_policy_json", "load_policy", "onnx_player", "contract_input", "contract_outputs", "import_onnxruntime",
 ]
 
 POLICY_FORMAT = "nardy-policy/1"
@@ -233,9 +234,20 @@ def _external_data(model: bytes) -> list[str]:
     return found
 
 
+def import_onnxruntime() -> Any:
+    """``onnxruntime``, told first to collect no telemetry: from 1.29 its import keeps a device id
+    and a usage database under ~/.cache/Microsoft and may send usage data, on every platform.
+    A choice already in the environment (``ORT_DISABLE_TELEMETRY``, inherited by worker
+    processes too) is left as it is; a program that imported onnxruntime itself decided before."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime
+
+    return onnxruntime
+
+
 def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     try:
-        import onnxruntime as ort
+        ort = import_onnxruntime()
     except ImportError:
         raise PolicyError("onnxruntime is not installed; an exported policy needs it "
                           "(pip install onnxruntime)") from None

@@ -47,6 +47,7 @@ from agents.onnx_policy import (
     PolicyError,
     contract_input,
     contract_outputs,
+    import_onnxruntime,
     load_policy,
 )
 from agents.registry import SHIPPED_PLAYER
@@ -388,10 +389,11 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     export in ``out_dir`` is replaced only with ``force``.
     """
     import onnx
-    import onnxruntime
     import torch
 
     from agents.td import CheckpointError, load_checkpoint
+
+    onnxruntime = import_onnxruntime()
 
     if exporter not in EXPORTERS:
         raise ExportError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")

@@ -1035,3 +1035,26 @@ def test_a_graph_in_onnxruntimes_own_ort_format_is_refused(tmp_path):
     assert ort_bytes[4:8] == b"ORTM" and b"location" not in ort_bytes
     with pytest.raises(PolicyError, match="protobuf parsing failed"):
         _session(ort_bytes, 1)
+
+
+def test_playing_an_export_asks_onnxruntime_for_no_telemetry_unless_the_user_chose(tmp_path):
+    """onnxruntime 1.29+ keeps a device id and a usage database under ~/.cache/Microsoft (and may
+    send usage data) when imported: nardy asks it not to, and leaves a user's own choice alone."""
+    root = Path(__file__).resolve().parents[2]
+    script = ("import os\nimport numpy as np\n"
+              "from agents.onnx_policy import onnx_player\n"
+              "from nardy_env import initial_states, legal_afterstates\n"
+              "player = onnx_player('checkpoints/default')\n"
+              "s = initial_states(1); found = legal_afterstates(s, np.array([[6, 5]]))\n"
+              "print(os.environ['ORT_DISABLE_TELEMETRY'], player.choose(s, found, np.random.default_rng(0))[0] >= 0)\n")
+    for chosen in (None, "0"):
+        home = tmp_path / f"home-{chosen}"
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
+        env.update(HOME=str(home), **({"ORT_DISABLE_TELEMETRY": chosen} if chosen else {}))
+        out = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [chosen or "1", "True"]
+        if chosen is None:
+            assert not (home / ".cache" / "Microsoft").exists()
