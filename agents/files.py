@@ -65,8 +65,11 @@ def write_atomic(path: str | Path, write: Callable[[BinaryIO], object], follow: 
         mode = 0o666 & ~_umask()
     fd, tmp = _new_file_beside(target)
     try:
-        os.chmod(tmp, mode)
-        with os.fdopen(fd, "wb") as fh:
+        with os.fdopen(fd, "wb") as fh:  # closed whatever fails below
+            try:
+                os.chmod(tmp, mode)
+            except OSError:  # vfat, exFAT, some network mounts refuse it: their own modes stand
+                pass
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())

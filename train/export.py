@@ -315,8 +315,16 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
             with contextlib.suppress(OSError):
                 out.rmdir()
         raise
-    for name, tmp in staged.items():
-        os.replace(tmp, out / name)
+    renamed = []
+    try:
+        for name, tmp in staged.items():
+            os.replace(tmp, out / name)
+            renamed.append(name)
+    except BaseException:  # the files not renamed go; what is renamed stays (the hashes tell them apart)
+        for name, tmp in staged.items():
+            if name not in renamed:
+                tmp.unlink(missing_ok=True)
+        raise
 
 
 def _writable_folder(out: Path) -> None:
@@ -408,7 +416,11 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     _writable_folder(out)  # found now, not after the export and its verification
-    existing = [n for n in (ONNX_FILE, JSON_FILE) if (out / n).exists()]
+    existing = [n for n in (ONNX_FILE, JSON_FILE) if os.path.lexists(out / n)]
+    for name in existing:  # found now: a rename onto a folder fails once the other file is replaced
+        if not (out / name).is_file():
+            raise ExportError(f"{out / name} is {'a folder' if (out / name).is_dir() else 'not a file'}, where "
+                              f"the export writes its {name}; move it away; nothing was exported")
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
                           f"to replace {'them' if len(existing) > 1 else 'it'}")

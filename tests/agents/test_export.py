@@ -722,6 +722,28 @@ def test_an_export_that_cannot_be_written_whole_leaves_the_previous_one_as_it_wa
     fresh = tmp_path / "fresh"
     assert cmd_export(_export_args(str(checkpoint), "--out", str(fresh), *args)) == 1
     assert not fresh.exists()  # nothing half-made
+    monkeypatch.undo()
+    # A folder where a file of the export goes: refused before any work, nothing replaced.
+    odd = tmp_path / "odd"
+    (odd / "policy.json").mkdir(parents=True)
+    (odd / "policy.onnx").write_bytes(b"old")
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(odd), "--force", *args)) == 1
+    assert f"{odd / 'policy.json'} is a folder, where the export writes its policy.json; move it away" \
+        in capsys.readouterr().err
+    assert (odd / "policy.onnx").read_bytes() == b"old" and sorted(p.name for p in odd.iterdir()) == [
+        "policy.json", "policy.onnx"]
+    # A rename that fails half way leaves no staged file behind.
+    real_replace = os.replace
+
+    def refused_at_the_json(src, dst):
+        if Path(dst).name == "policy.json":
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(train.export.os, "replace", refused_at_the_json)
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(out), "--force", *args)) == 1
+    assert "Permission denied" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["policy.json", "policy.onnx"]
 
 
 def test_export_parser_needs_an_output_folder():

@@ -271,3 +271,30 @@ def test_creation_refused_asks_the_folder_itself(tmp_path, monkeypatch):
     assert creation_refused(tmp_path, "plot") == "Read-only file system"
     assert seen and seen[0].startswith(".nardy-plot-probe-")
     monkeypatch.setattr(agents.files.os, "open", real_open)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files in /proc")
+def test_a_file_system_that_refuses_chmod_still_gets_the_file_and_no_open_file_is_left(tmp_path, monkeypatch):
+    """vfat, exFAT and some network mounts refuse chmod: the file is written with the modes they
+    give, and a write that fails closes its file all the same."""
+    import errno
+
+    import agents.files
+
+    def refused(*args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(agents.files.os, "chmod", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    for i in range(10):
+        write_atomic(tmp_path / "eval.jsonl", lambda fh, i=i: fh.write(b"%d\n" % i))
+    assert (tmp_path / "eval.jsonl").read_bytes() == b"9\n"
+
+    def fail(fh):
+        raise OSError(errno.EIO, "Input/output error")
+
+    for _ in range(10):
+        with pytest.raises(OSError, match="Input/output error"):
+            write_atomic(tmp_path / "eval.jsonl", fail)
+    assert len(os.listdir("/proc/self/fd")) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval.jsonl"]
