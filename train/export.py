@@ -203,6 +203,18 @@ def _quiet_torch_onnx():
             logger.setLevel(level)
 
 
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt an error was raised while handling (its ``__context__`` chain), if any."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__context__
+    return None
+
+
 def _to_onnx(network, opset: int, exporter: str):
     """The ONNX ModelProto of the policy, in memory, one file's worth (no external data)."""
     import onnx
@@ -232,6 +244,9 @@ def _to_onnx(network, opset: int, exporter: str):
     except ExportError:
         raise
     except Exception as exc:
+        stop = _interrupt_behind(exc)
+        if stop is not None:  # torch's modules, half imported when Ctrl-C came, broke on the way out
+            raise stop from exc
         raise ExportError(f"torch.onnx.export ({exporter}, opset {opset}) failed: "
                           f"{type(exc).__name__}: {exc}") from exc
     # The dynamo exporter annotates every node with its Python stack trace (local paths, and

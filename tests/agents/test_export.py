@@ -664,6 +664,28 @@ def test_a_graph_onnxruntime_cannot_load_for_the_check_fails_verification(checkp
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
+def test_an_exporter_broken_by_ctrl_c_is_a_stop_not_a_failure(checkpoint, tmp_path, monkeypatch):
+    """Ctrl-C while torch imports its exporter can surface as another error raised on the way out
+    (a half-imported module: AttributeError): that is the user's stop, not an export failure."""
+    def interrupted(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise AttributeError("partially initialized module 'torch._dynamo' has no attribute 'exc'") from None
+
+    monkeypatch.setattr(torch.onnx, "export", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        export_policy(checkpoint, tmp_path / "out", positions=8)
+    assert not (tmp_path / "out").exists()
+
+    def broken(*args, **kwargs):
+        raise AttributeError("no attribute 'exc'")
+
+    monkeypatch.setattr(torch.onnx, "export", broken)
+    with pytest.raises(ExportError, match=r"torch.onnx.export \(dynamo, opset \d+\) failed: AttributeError: no "):
+        export_policy(checkpoint, tmp_path / "out", positions=8)
+
+
 def _export_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_export_arguments(parser)
