@@ -237,9 +237,11 @@ def _external_data(model: bytes) -> list[str]:
 def import_onnxruntime() -> Any:
     """``onnxruntime``, told first to collect no telemetry: from 1.29 its import keeps a device id
     and a usage database under ~/.cache/Microsoft and may send usage data, on every platform.
-    A choice already in the environment (``ORT_DISABLE_TELEMETRY``, inherited by worker
-    processes too) is left as it is; a program that imported onnxruntime itself decided before."""
-    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    A choice already in the environment (``ORT_DISABLE_TELEMETRY`` set to a value, not empty;
+    worker processes inherit it) is left as it is; a program that imported onnxruntime itself
+    decided before."""
+    if not os.environ.get("ORT_DISABLE_TELEMETRY"):  # (onnxruntime takes an empty value as 0)
+        os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     import onnxruntime
 
     return onnxruntime

@@ -120,9 +120,12 @@ def _provenance(payload: dict[str, Any], path: Path, sha256: str) -> dict[str, A
         games = 0
     config = payload.get("config", training.get("config"))
     started = payload.get("started_from")  # a run started from another's weights (init_from)
+    # Its games and hash, not its path: the resolved path of the machine it was trained on says
+    # nothing to a frontend (the config's init_from keeps the name it was given).
     return {"games": games, "config": _json_safe(config), "checkpoint": str(path),
             "checkpoint_sha256": sha256,
-            **({"started_from": _json_safe(started)} if isinstance(started, dict) else {})}
+            **({"started_from": {k: _json_safe(started.get(k)) for k in ("games", "sha256")}}
+               if isinstance(started, dict) else {})}
 
 
 def _policy_module(network):
@@ -433,9 +436,9 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     _writable_folder(out)  # found now, not after the export and its verification
     existing = [n for n in (ONNX_FILE, JSON_FILE) if os.path.lexists(out / n)]
     for name in existing:  # found now: a rename onto a folder fails once the other file is replaced
-        if not (out / name).is_file():
-            raise ExportError(f"{out / name} is {'a folder' if (out / name).is_dir() else 'not a file'}, where "
-                              f"the export writes its {name}; move it away; nothing was exported")
+        if stat.S_ISDIR(os.lstat(out / name).st_mode):  # (a link, even to a folder, is replaced itself)
+            raise ExportError(f"{out / name} is a folder, where the export writes its {name}; move it away; "
+                              "nothing was exported")
     if existing and not force:
         raise ExportError(f"{out} already holds {' and '.join(existing)}; pass --force (force=True in Python) "
                           f"to replace {'them' if len(existing) > 1 else 'it'}")

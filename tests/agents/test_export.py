@@ -417,11 +417,11 @@ def test_policy_json_tells_the_weights_a_run_started_from():
     its export says so, since training.games counts only the run's own games."""
     from train.export import _provenance
 
-    started = {"path": "/runs/first/checkpoint.pt", "games": 400000, "sha256": "ab" * 32}
+    started = {"path": "/home/someone/runs/first/checkpoint.pt", "games": 400000, "sha256": "ab" * 32}
     payload = {"training": {"games": 2048}, "config": {"init_from": "runs/first"}, "started_from": started}
     assert _provenance(payload, Path("runs/second/checkpoint.pt"), "cd" * 32) == {
         "games": 2048, "config": {"init_from": "runs/first"}, "checkpoint": "runs/second/checkpoint.pt",
-        "checkpoint_sha256": "cd" * 32, "started_from": started}
+        "checkpoint_sha256": "cd" * 32, "started_from": {"games": 400000, "sha256": "ab" * 32}}  # no local path
     del payload["started_from"]
     assert "started_from" not in _provenance(payload, Path("c.pt"), "cd" * 32)
 
@@ -754,6 +754,16 @@ def test_an_export_that_cannot_be_written_whole_leaves_the_previous_one_as_it_wa
         in capsys.readouterr().err
     assert (odd / "policy.onnx").read_bytes() == b"old" and sorted(p.name for p in odd.iterdir()) == [
         "policy.json", "policy.onnx"]
+    # Links are replaced themselves (never what they point to), a broken one or one to a folder too.
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "policy.json").symlink_to(tmp_path / "nowhere")
+    (linked / "policy.onnx").symlink_to(odd)
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(linked), *args)) == 1  # not without --force
+    assert "already holds policy.onnx and policy.json; pass --force" in capsys.readouterr().err
+    assert cmd_export(_export_args(str(checkpoint), "--out", str(linked), "--force", *args)) == 0
+    assert not any(p.is_symlink() for p in linked.iterdir()) and load_policy(linked)
+    assert sorted(p.name for p in odd.iterdir()) == ["policy.json", "policy.onnx"]
     # A rename that fails half way leaves no staged file behind.
     real_replace = os.replace
 
@@ -1091,14 +1101,14 @@ def test_playing_an_export_asks_onnxruntime_for_no_telemetry_unless_the_user_cho
               "player = onnx_player('checkpoints/default')\n"
               "s = initial_states(1); found = legal_afterstates(s, np.array([[6, 5]]))\n"
               "print(os.environ['ORT_DISABLE_TELEMETRY'], player.choose(s, found, np.random.default_rng(0))[0] >= 0)\n")
-    for chosen in (None, "0"):
-        home = tmp_path / f"home-{chosen}"
+    for chosen in (None, "", "0"):
+        home = tmp_path / f"home-{chosen!r}"
         home.mkdir()
         env = {k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
-        env.update(HOME=str(home), **({"ORT_DISABLE_TELEMETRY": chosen} if chosen else {}))
+        env.update(HOME=str(home), **({"ORT_DISABLE_TELEMETRY": chosen} if chosen is not None else {}))
         out = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True,
                              timeout=300)
         assert out.returncode == 0, out.stderr
-        assert out.stdout.split() == [chosen or "1", "True"]
-        if chosen is None:
+        assert out.stdout.split() == [chosen or "1", "True"]  # empty is no choice: onnxruntime reads it as 0
+        if not chosen:
             assert not (home / ".cache" / "Microsoft").exists()
