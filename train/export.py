@@ -345,6 +345,15 @@ def _write_pair(out: Path, files: dict[str, bytes]) -> None:
         raise
 
 
+def _lstat_or_none(path: Path) -> os.stat_result | None:
+    """What stands at ``path`` (a link itself, not what it names), None when nothing does; any
+    other failure (a name too long, a folder that may not be searched) is raised."""
+    try:
+        return os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
 def _writable_folder(out: Path) -> None:
     """ExportError unless ``out``, or the folder it would be made in, may be written."""
     folder = out
@@ -434,9 +443,10 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)
     _writable_folder(out)  # found now, not after the export and its verification
-    existing = [n for n in (ONNX_FILE, JSON_FILE) if os.path.lexists(out / n)]
-    for name in existing:  # found now: a rename onto a folder fails once the other file is replaced
-        if stat.S_ISDIR(os.lstat(out / name).st_mode):  # (a link, even to a folder, is replaced itself)
+    standing = {n: _lstat_or_none(out / n) for n in (ONNX_FILE, JSON_FILE)}  # links not followed
+    existing = [n for n, st in standing.items() if st is not None]
+    for name, st in standing.items():  # found now: a rename onto a folder fails once the other file is replaced
+        if st is not None and stat.S_ISDIR(st.st_mode):  # (a link, even to a folder, is replaced itself)
             raise ExportError(f"{out / name} is a folder, where the export writes its {name}; move it away; "
                               "nothing was exported")
     if existing and not force:
