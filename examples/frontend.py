@@ -7,11 +7,11 @@ the exported folder, onnxruntime, numpy and the rules core (for the legal result
 import argparse
 import hashlib
 import json
+import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 
 from nardy_env import START_NPN, Rules, flip, format_npn, legal_afterstates, parse_npn, to_common_point
 
@@ -55,7 +55,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("policy", type=Path, help="an exported policy folder")
     parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
-    args = parser.parse_args()
+    args = parser.parse_args(); os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before it: no telemetry
+    import onnxruntime as ort
     try:  # docs/policy.md's checks: the format, the files belong together, a session from a copy alone in a folder
         info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
         if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
@@ -65,8 +66,7 @@ def main():
             session = ort.InferenceSession(str(Path(folder) / "policy.onnx"), providers=["CPUExecutionProvider"])
     except Exception as error:  # onnxruntime raises its own classes for a graph it refuses
         parser.error(f"{args.policy} is not an exported policy folder nardy can load ({error})")
-    rules = Rules.from_dict(info["rules"])
-    rng = np.random.default_rng(args.auto)
+    rules, rng = Rules.from_dict(info["rules"]), np.random.default_rng(args.auto)
     side, dice = opening(rng, rules)
     npn = START_NPN[:-1] + side
     for turn in range(1, 1000):

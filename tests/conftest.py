@@ -7,3 +7,9 @@ import os
 # do the tests that import it without nardy (examples/frontend.py, which keeps to the bare steps).
 if not os.environ.get("ORT_DISABLE_TELEMETRY"):
     os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+
+# Output checks are written for the usual 80 columns with progress shown, as on a machine that sets
+# neither: a developer's or CI's own COLUMNS or TQDM_DISABLE would change what the commands print
+# (a test that wants another width, or no progress, sets it itself).
+os.environ["COLUMNS"] = "80"
+os.environ.pop("TQDM_DISABLE", None)

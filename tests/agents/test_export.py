@@ -787,11 +787,15 @@ def test_export_parser_needs_an_output_folder():
 
 
 def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None,
-                       cwd: Path = ROOT) -> subprocess.CompletedProcess:
+                       cwd: Path = ROOT, home: Path | None = None) -> subprocess.CompletedProcess:
+    """``home``: run with that HOME and without the suite's ORT_DISABLE_TELEMETRY (tests/conftest.py)."""
     shim = tmp_path / "no-torch"
     shim.mkdir(exist_ok=True)
     (shim / "torch.py").write_text('raise ImportError("torch is unimportable in this test")\n')
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shim), str(ROOT)]), "PYTHONUNBUFFERED": "1"}
+    if home is not None:
+        env = {k: v for k, v in env.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
+        env["HOME"] = str(home)
     return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True,
                           timeout=120, env=env, cwd=cwd)
 
@@ -840,10 +844,14 @@ def test_bad_policy_folder_gives_a_clear_cli_error(exported, tmp_path):
 
 
 def test_frontend_example_plays_a_game_to_the_end_without_torch(exported, tmp_path):
-    out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(exported[0]), "--auto", "1")
+    home = tmp_path / "home"
+    home.mkdir()
+    out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(exported[0]), "--auto", "1",
+                             home=home)
     assert out.returncode == 0, out.stderr
     last = out.stdout.splitlines()[-1]
     assert " won " in last and "point(s) in" in last
+    assert not (home / ".cache" / "Microsoft").exists()  # it asked onnxruntime for no telemetry, as nardy does
     assert len((ROOT / "examples" / "frontend.py").read_text().splitlines()) < 100
 
 
@@ -984,9 +992,9 @@ def test_onnxruntime_is_given_the_graph_in_an_empty_folder_of_its_own(tmp_path, 
         return real(model, *args, **kwargs)
 
     monkeypatch.setattr(onnxruntime, "InferenceSession", session)
-    evaluator, _ = load_policy("checkpoints/default")
+    evaluator, _ = load_policy(ROOT / "checkpoints/default")
     assert seen == [bytes] and isinstance(evaluator, OnnxEvaluator)
-    model = onnx.load("checkpoints/default/policy.onnx")
+    model = onnx.load(ROOT / "checkpoints/default/policy.onnx")
     model.doc_string = "location: the word alone, no external data"
     _session(model.SerializeToString(), 1)
     assert seen == [bytes, ["policy.onnx"]]
