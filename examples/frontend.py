@@ -1,8 +1,7 @@
 """Play Long Nardy against an exported policy, as a frontend would (docs/policy.md), with nothing but
 the exported folder, onnxruntime, numpy and the rules core (for the legal results).
 
-    python examples/frontend.py POLICY_DIR [--auto SEED]  # you play white (--auto: random plays, unattended)
-"""
+    python examples/frontend.py POLICY_DIR [--auto SEED]  # you play white (--auto: random plays, unattended)"""
 
 import argparse
 import hashlib
@@ -55,8 +54,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("policy", type=Path, help="an exported policy folder")
     parser.add_argument("--auto", type=int, metavar="SEED", help="play random moves for white")
-    args = parser.parse_args(); os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before it: no telemetry
-    import onnxruntime as ort
+    args = parser.parse_args()
+    os.environ["ORT_DISABLE_TELEMETRY"] = os.environ.get("ORT_DISABLE_TELEMETRY") or "1"  # before the import
+    import onnxruntime as ort  # (1.29+ keeps a device id and may send usage data unless told so)
     try:  # docs/policy.md's checks: the format, the files belong together, a session from a copy alone in a folder
         info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
         if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):

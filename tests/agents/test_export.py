@@ -787,8 +787,10 @@ def test_export_parser_needs_an_output_folder():
 
 
 def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None,
-                       cwd: Path = ROOT, home: Path | None = None) -> subprocess.CompletedProcess:
-    """``home``: run with that HOME and without the suite's ORT_DISABLE_TELEMETRY (tests/conftest.py)."""
+                       cwd: Path = ROOT, home: Path | None = None,
+                       telemetry: str | None = None) -> subprocess.CompletedProcess:
+    """``home``: run with that HOME, and ORT_DISABLE_TELEMETRY ``telemetry`` instead of the suite's
+    (tests/conftest.py; None: unset)."""
     shim = tmp_path / "no-torch"
     shim.mkdir(exist_ok=True)
     (shim / "torch.py").write_text('raise ImportError("torch is unimportable in this test")\n')
@@ -796,6 +798,8 @@ def _run_without_torch(tmp_path: Path, *args: str, stdin: str | None = None,
     if home is not None:
         env = {k: v for k, v in env.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
         env["HOME"] = str(home)
+        if telemetry is not None:
+            env["ORT_DISABLE_TELEMETRY"] = telemetry
     return subprocess.run([sys.executable, *args], input=stdin, capture_output=True, text=True,
                           timeout=120, env=env, cwd=cwd)
 
@@ -847,7 +851,7 @@ def test_frontend_example_plays_a_game_to_the_end_without_torch(exported, tmp_pa
     home = tmp_path / "home"
     home.mkdir()
     out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(exported[0]), "--auto", "1",
-                             home=home)
+                             home=home, telemetry="")  # empty: no choice (onnxruntime reads it as on)
     assert out.returncode == 0, out.stderr
     last = out.stdout.splitlines()[-1]
     assert " won " in last and "point(s) in" in last
