@@ -145,9 +145,7 @@ class SearchPlayer:
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
         if not is_whole(ply):
             raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
-        if not is_whole(filter_k, 1):
-            raise ValueError(f"filter_k must be a whole number, 1 or more (the candidates searched beyond 0-ply), "
-                             f"got {filter_k!r}")
+        self.filter_k = filter_k  # checked by its setter
         if not is_whole(batch, 1):
             raise ValueError(f"batch must be a whole number, 1 or more (positions per forward pass), got {batch!r}")
         if ply >= 3:
@@ -161,10 +159,22 @@ class SearchPlayer:
         self.evaluator = evaluator
         self.ply = int(ply)
         self.rules = as_rules(rules)
-        self.filter_k = int(filter_k)
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.batch = int(batch)
         self.evaluations = 0  # positions sent to the evaluator, for cost reports
+
+    @property
+    def filter_k(self) -> int:
+        """The move filter: beyond 0-ply, the candidates searched at each level (the best by 0-ply);
+        may be changed between decisions (``nardy hint --filter K`` does)."""
+        return self._filter_k
+
+    @filter_k.setter
+    def filter_k(self, value: int) -> None:
+        if not is_whole(value, 1):
+            raise ValueError(f"filter_k must be a whole number, 1 or more (the candidates searched beyond 0-ply), "
+                             f"got {value!r}")
+        self._filter_k = int(value)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.name!r}, ply={self.ply}, filter_k={self.filter_k}, "

@@ -160,9 +160,9 @@ __all__ += ["bench_env"]
 
 
 def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
-                 rules: RulesLike | None = DEFAULT_RULES) -> list[dict[str, Any]]:
+                 rules: RulesLike | None = DEFAULT_RULES, filter_k: int = 5) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision, on average and
-    at the slowest (``nardy bench --search``).
+    at the slowest (``nardy bench --search``); ``filter_k``: the searching player's move filter.
 
     Decisions are taken on positions from games of the player against itself,
     one at a time, as ``nardy play`` and ``nardy hint`` take them.
@@ -193,6 +193,7 @@ def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: 
     out = []
     for ply in plies:
         searcher: Any = load_player(f"{base}@{ply}" if ply else base, rules)
+        searcher.filter_k = filter_k
         searcher.evaluations = 0
         took = []  # each decision's time: a game's frame budget is set by the slow ones, not the mean
         for k in chosen:

@@ -267,6 +267,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     misplaced = [flag for flag, value, mode in (
         ("--num-envs", args.num_envs, args.env), ("--action-mode", args.action_mode, args.env),
         ("--max-ply", args.max_ply, args.search), ("--positions", args.positions, args.search),
+        ("--filter", args.filter, args.search),
     ) if value is not None and not mode]
     if misplaced:
         needs = "--env" if misplaced[0] in ("--num-envs", "--action-mode") else "--search PLAYER"
@@ -301,14 +302,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         positions = 40 if args.positions is None else args.positions
         try:
             rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
-                                seed=args.seed, rules=search_rules)
+                                seed=args.seed, rules=search_rules,
+                                filter_k=5 if args.filter is None else args.filter)
         except ValueError as exc:  # your own SearchPlayer object, which cannot be named @N
             _usage_error(f"nardy bench: --search {args.search}: {exc}")
         if args.json:
-            print(json.dumps({"player": args.search, "levels": rows, "seed": args.seed,
-                              "rules": search_rules.to_dict()}))
+            print(json.dumps({"player": args.search, "levels": rows, "filter_k": 5 if args.filter is None else args.filter,
+                              "seed": args.seed, "rules": search_rules.to_dict()}))
         else:
-            print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each)")
+            print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each; beyond 0-ply the best "
+                  f"{5 if args.filter is None else args.filter} plays by 0-ply are searched)")
             print("| ply | positions evaluated per decision | ms per decision | slowest decision, ms |")
             print("| ---: | ---: | ---: | ---: |")
             for r in rows:
@@ -692,13 +695,28 @@ def _named_hint_player(args: argparse.Namespace, rules):
             load_policy(base)  # the exported-policy loader's own, precise errors
         except PolicyError as exc:
             _usage_error(f"{_WHO}: --policy: {exc}")
+    if args.filter is not None and not ply:
+        _usage_error(f"{_WHO}: --filter {args.filter}: only a search beyond 0-ply filters the plays it searches; "
+                     f"give --ply 1 or more")
     named = f"{base}@{ply}" if ply else base
     try:
-        return named, load_player(named, rules)
+        player = load_player(named, rules)
     except (PlayerNotFound, ValueError) as exc:
         _usage_error(f"{_WHO}: {exc}")
     except OSError as exc:  # a file that is there but cannot be read
         _unreadable(exc)
+    if args.filter is not None:
+        _set_filter(player, args.filter, f"{_WHO}: --filter {args.filter}: {named}")
+    return named, player
+
+
+def _set_filter(player: Any, filter_k: int, who: str) -> None:
+    """A searching player's move filter set from the command line (its ``filter_k``)."""
+    from agents.search import SearchPlayer
+
+    if not isinstance(player, SearchPlayer):  # a plugin's player named with @N, say
+        _usage_error(f"{who} does not filter the plays it searches (only nardy's network players do)")
+    player.filter_k = filter_k
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
@@ -1097,6 +1115,8 @@ def _match_options(parser: argparse.ArgumentParser, json_help: str) -> None:
                                         "(default: those the network players were trained under, else the defaults)")
 
 
+FILTER_HELP = ("the move filter of a search beyond 0-ply: the plays searched deeper, the best K by 0-ply, at "
+               "every level (default 5)")
 RULES_HELP = ("rule variants as a JSON object (without its inner quotes too: \"{block_rule: home}\"); keys "
               "left out take the 2026 code's values, except that every game is "
               "cubeless (the cube is not implemented yet) ")
@@ -1138,7 +1158,7 @@ def build_parser() -> argparse.ArgumentParser:
                                        "had), mars_rate (share of games won by mars), threads, seed, rules; with "
                                        "--env: games, seconds, games_per_s, steps_per_s (sub-env steps), "
                                        "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
-                                       "player and per level ply, decisions, positions_per_decision (afterstates "
+                                       "player, filter_k (its move filter), seed, rules and per level ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision (the mean) and ms_max (the slowest decision).")
     bench.add_argument("--games", type=COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
@@ -1153,6 +1173,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="action mode for --env (default turn)")
     bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
     bench.add_argument("--max-ply", type=PLY, default=None, help="deepest search level for --search (default 2)")
+    bench.add_argument("--filter", metavar="K", type=COUNT, default=None,
+                       help=FILTER_HELP.replace(" (default 5)", "") + " for --search (default 5)")
     bench.add_argument("--positions", type=COUNT, default=None,
                        help="decisions per level for --search (default 40)")
     bench.set_defaults(func=_cmd_bench)
@@ -1187,6 +1209,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--policy", metavar="DIR", type=TEXT, help="an exported policy folder (same as --player DIR)")
     hint.add_argument("--ply", type=PLY, default=None,
                       help="search depth (0 = the network alone; default: the @N of the player's name, else 0)")
+    hint.add_argument("--filter", metavar="K", type=COUNT, default=None, help=FILTER_HELP)
     hint.add_argument("--top", type=COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
     hint.add_argument("--jsonl", action="store_true", help="JSON lines in and out (docs/formats.md)")
@@ -1210,6 +1233,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--against", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     play.add_argument("--ply", type=PLY, default=None,
                       help="the opponent's search depth (default: the @N of its name, else 0)")
+    play.add_argument("--filter", metavar="K", type=COUNT, default=None, help=FILTER_HELP)
     play.add_argument("--color", choices=["white", "black", "random"], default="random",
                       help="your colour (default random: drawn for each game)")
     play.add_argument("--seed", type=SEED, default=None,

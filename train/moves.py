@@ -84,7 +84,8 @@ def legal_plays(npn: str, dice: Sequence[int], rules: RulesLike | None = DEFAULT
     return plays
 
 
-STREAM_OPTIONS = {"rules": "--rules", "ply": "--ply", "top": "--top", "player": "--player", "policy": "--policy"}
+STREAM_OPTIONS = {"rules": "--rules", "ply": "--ply", "filter": "--filter", "top": "--top", "player": "--player",
+                  "policy": "--policy"}
 """Keys a request line might carry to change its answer, which only the command line sets;
 any other key besides position and dice (a request id, say) is ignored."""
 
