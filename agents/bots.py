@@ -112,9 +112,12 @@ def heuristic_values(raw: np.ndarray) -> np.ndarray:
         + 1.5 * points_held * (1 - progress)
         + 1.0 * path_points * (1 - progress)
     )
-    # Mars danger: the opponent is bearing off and I have nothing off yet.
-    danger = (opp_off >= 8) & (my_off == 0)
-    value = value + np.where(danger, 4.0 * home_checkers - 1.0 * my_pips, 0)
+    # Mars danger: the opponent is bearing off. With nothing off yet I hurry home; a checker off
+    # escapes the mars and is worth the most this term gives (4 a checker home, 15 home, with
+    # nothing left to travel): else the first checker borne off would lose the hurry's bonus and
+    # the bot would rather shuffle inside home than save the game.
+    hurry = np.where(my_off == 0, 4.0 * home_checkers - 1.0 * my_pips, 4.0 * NUM_CHECKERS)
+    value = value + np.where(opp_off >= 8, hurry, 0)
     value = value + np.where(my_off >= NUM_CHECKERS, 1e6, 0)
     return value.astype(np.float64)
 

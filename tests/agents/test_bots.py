@@ -8,6 +8,7 @@ import pytest
 from agents.bots import HeuristicBot, RaceBot, heuristic_values, race_values
 from agents.common import segment_argmax
 from nardy_env import legal_afterstates, parse_npn
+from nardy_env.core import OFF_MOVER
 from nardy_env.encoding import raw_positions
 from tests.helpers import npn
 
@@ -89,6 +90,24 @@ def test_heuristic_hurries_home_when_mars_threatens():
     outside = npn({7: 1, 8: 13, 9: 1}, {13: 5}, off=(0, 10), side="b")
     v = heuristic_values(raw_of(home, outside))
     assert v[0] > v[1]
+
+
+@pytest.mark.parametrize("position, dice", [
+    # White, nothing off, all home; black, 9 off, two turns from done: 1-2 bears two off (or one).
+    ("3,2,3,3,3,1,0,0,0,0,0,0,-3,-1,0,-1,0,-1,0,0,0,0,0,0:0,9:w", (1, 2)),
+    ("3,3,3,3,3,0,0,0,0,0,0,0,-2,-2,-1,-1,-1,0,0,0,0,0,0,0:0,8:w", (2, 1)),
+    # Black in the same danger (its home is 13 to 18).
+    ("3,1,0,1,0,1,0,0,0,0,0,0,-3,-2,-3,-3,-3,-1,0,0,0,0,0,0:9,0:b", (1, 2)),
+])
+def test_heuristic_bears_off_to_escape_the_mars_when_it_can(position, dice):
+    """Found by an endgame audit: the hurry home, worth 4 a checker home while nothing is off,
+    was lost with the first checker off, so the bot moved inside home instead and was marsed."""
+    state, _ = parse_npn(position)
+    found = legal_afterstates(state[None], np.array([dice]))
+    off = found.states[:, OFF_MOVER]  # the afterstates are the mover's view
+    assert off.max() > 0  # some play bears a checker off
+    pick = int(HeuristicBot().choose(state[None], found, np.random.default_rng(0))[0])
+    assert off[pick] == off.max()
 
 
 def test_bots_pick_their_best_valued_afterstate():
