@@ -160,9 +160,10 @@ __all__ += ["bench_env"]
 
 
 def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
-                 rules: RulesLike | None = DEFAULT_RULES, filter_k: int = 5) -> list[dict[str, Any]]:
+                 rules: RulesLike | None = DEFAULT_RULES, filter_k: int | None = None) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision, on average and
-    at the slowest (``nardy bench --search``); ``filter_k``: the searching player's move filter.
+    at the slowest (``nardy bench --search``); ``filter_k``: the move filter to search with beyond
+    0-ply (default: the player's own); each level beyond 0-ply reports the filter it searched with.
 
     Decisions are taken on positions from games of the player against itself,
     one at a time, as ``nardy play`` and ``nardy hint`` take them.
@@ -193,7 +194,10 @@ def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: 
     out = []
     for ply in plies:
         searcher: Any = load_player(f"{base}@{ply}" if ply else base, rules)
-        searcher.filter_k = filter_k
+        if ply and filter_k is not None:
+            if not hasattr(searcher, "filter_k"):
+                raise ValueError(f"{base}@{ply} has no move filter to set (filter_k)")
+            searcher.filter_k = filter_k
         searcher.evaluations = 0
         took = []  # each decision's time: a game's frame budget is set by the slow ones, not the mean
         for k in chosen:
@@ -201,7 +205,8 @@ def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: 
             found = legal_afterstates(pool[k][None], pool_dice[k][None], rules)
             searcher.choose(pool[k][None], found, rng)
             took.append(time.perf_counter() - t0)
-        out.append({"ply": ply, "decisions": len(chosen),
+        out.append({"ply": ply, **({"filter_k": searcher.filter_k} if ply and hasattr(searcher, "filter_k") else {}),
+                    "decisions": len(chosen),
                     "positions_per_decision": round(searcher.evaluations / len(chosen), 1),
                     "ms_per_decision": round(1000 * sum(took) / len(chosen), 2),
                     "ms_max": round(1000 * max(took), 2)})

@@ -299,19 +299,22 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             _usage_error(f"nardy bench: --search {args.search}: {what} does not search; give a network player "
                          "(a run, checkpoint or exported policy folder)")
         max_ply = 2 if args.max_ply is None else args.max_ply
+        if args.filter is not None and max_ply == 0:
+            _usage_error(f"nardy bench: --filter {args.filter}: --max-ply 0 measures 0-ply alone, where nothing "
+                         "is filtered")
         positions = 40 if args.positions is None else args.positions
         try:
             rows = bench_search(args.search, plies=tuple(range(max_ply + 1)), positions=positions,
-                                seed=args.seed, rules=search_rules,
-                                filter_k=5 if args.filter is None else args.filter)
+                                seed=args.seed, rules=search_rules, filter_k=args.filter)
         except ValueError as exc:  # your own SearchPlayer object, which cannot be named @N
             _usage_error(f"nardy bench: --search {args.search}: {exc}")
+        filter_k = rows[-1].get("filter_k")  # None when only 0-ply was measured
         if args.json:
-            print(json.dumps({"player": args.search, "levels": rows, "filter_k": 5 if args.filter is None else args.filter,
+            print(json.dumps({"player": args.search, "levels": rows, "filter_k": filter_k,
                               "seed": args.seed, "rules": search_rules.to_dict()}))
         else:
-            print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each; beyond 0-ply the best "
-                  f"{5 if args.filter is None else args.filter} plays by 0-ply are searched)")
+            print(f"search cost of {args.search} ({rows[0]['decisions']} decisions each"
+                  + (f"; beyond 0-ply the best {filter_k} plays by 0-ply are searched)" if filter_k else ")"))
             print("| ply | positions evaluated per decision | ms per decision | slowest decision, ms |")
             print("| ---: | ---: | ---: | ---: |")
             for r in rows:
@@ -695,9 +698,6 @@ def _named_hint_player(args: argparse.Namespace, rules):
             load_policy(base)  # the exported-policy loader's own, precise errors
         except PolicyError as exc:
             _usage_error(f"{_WHO}: --policy: {exc}")
-    if args.filter is not None and not ply:
-        _usage_error(f"{_WHO}: --filter {args.filter}: only a search beyond 0-ply filters the plays it searches; "
-                     f"give --ply 1 or more")
     named = f"{base}@{ply}" if ply else base
     try:
         player = load_player(named, rules)
@@ -706,17 +706,26 @@ def _named_hint_player(args: argparse.Namespace, rules):
     except OSError as exc:  # a file that is there but cannot be read
         _unreadable(exc)
     if args.filter is not None:
-        _set_filter(player, args.filter, f"{_WHO}: --filter {args.filter}: {named}")
+        _set_filter(player, args.filter, base, named)
     return named, player
 
 
-def _set_filter(player: Any, filter_k: int, who: str) -> None:
-    """A searching player's move filter set from the command line (its ``filter_k``)."""
+def _set_filter(player: Any, filter_k: int, base: str, named: str) -> None:
+    """A searching player's move filter set from the command line (its ``filter_k``), by what
+    the player is once loaded (your own FILE.py:NAME may be a SearchPlayer that searches)."""
     from agents.search import SearchPlayer
 
-    if not isinstance(player, SearchPlayer):  # a plugin's player named with @N, say
-        _usage_error(f"{who} does not filter the plays it searches (only nardy's network players do)")
-    player.filter_k = filter_k
+    said = f"{_WHO}: --filter {filter_k}: {named}"
+    if isinstance(player, SearchPlayer) and player.ply > 0:
+        player.filter_k = filter_k
+    elif isinstance(player, SearchPlayer):
+        _usage_error(f"{said} plays at 0-ply, where nothing is filtered; give --ply 1 or more "
+                     f"(the move filter picks the plays a search looks at beyond 0-ply)")
+    else:
+        what = ("a bot" if _is_bot(base) else "a level of the shipped player" if _is_level(base)
+                else "a player that does not search with nardy's SearchPlayer")
+        _usage_error(f"{said} is {what}, with no move filter (only a network player searching beyond "
+                     f"0-ply has one)")
 
 
 def _cmd_hint(args: argparse.Namespace) -> int:
@@ -1158,7 +1167,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "had), mars_rate (share of games won by mars), threads, seed, rules; with "
                                        "--env: games, seconds, games_per_s, steps_per_s (sub-env steps), "
                                        "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
-                                       "player, filter_k (its move filter), seed, rules and per level ply, decisions, positions_per_decision (afterstates "
+                                       "player, filter_k (its move filter beyond 0-ply; null with --max-ply 0), seed, rules and per level ply, "
+                                       "filter_k beyond 0-ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision (the mean) and ms_max (the slowest decision).")
     bench.add_argument("--games", type=COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")

@@ -740,7 +740,8 @@ def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
 def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys():
     import train.moves
 
-    for key in ("Rule", "rules", "RULES", "--ply", "Ply", "plies", "top", "players", "Policy", "policies"):
+    for key in ("Rule", "rules", "RULES", "--ply", "Ply", "plies", "top", "players", "Policy", "policies", "filter",
+                "Filters", "--filter"):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         with pytest.raises(ValueError, match=f"'{key}' cannot be set per line"):
             train.moves.moves_record(line, ranked=True)  # nardy hint's: every one is its option

@@ -34,12 +34,14 @@ def test_hint_searches_the_best_k_plays_by_zero_ply_and_no_more():
 
 
 @pytest.mark.parametrize("args, words", [
-    (("hint", START_NPN, "6", "5", "--filter", "3"), "--filter 3: only a search beyond 0-ply filters"),
+    (("hint", START_NPN, "6", "5", "--filter", "3"), "--filter 3: default plays at 0-ply, where nothing is filtered; "
+                                                      "give --ply 1 or more"),
     (("hint", START_NPN, "6", "5", "--player", "default@0", "--filter", "3"), "give --ply 1 or more"),
     (("hint", START_NPN, "6", "5", "--ply", "1", "--filter", "0"), "--filter: must be 1 or more"),
-    (("play", "--against", "heuristic", "--filter", "2"), "--filter 2: only a search beyond 0-ply"),
-    (("play", "--against", "easy", "--filter", "2"), "--filter 2: only a search beyond 0-ply"),
+    (("play", "--against", "heuristic", "--filter", "2"), "--filter 2: heuristic is a bot, with no move filter"),
+    (("play", "--against", "easy", "--filter", "2"), "easy is a level of the shipped player, with no move filter"),
     (("bench", "--filter", "2"), "--filter applies with --search PLAYER only"),
+    (("bench", "--search", "default", "--max-ply", "0", "--filter", "2"), "--max-ply 0 measures 0-ply alone"),
     (("moves", START_NPN, "6", "5", "--filter", "2"), "(--filter is an option of nardy bench, nardy hint, nardy play"),
 ])
 def test_a_filter_where_nothing_searches_is_refused(args, words):
@@ -48,13 +50,28 @@ def test_a_filter_where_nothing_searches_is_refused(args, words):
     assert "Traceback" not in out.stderr
 
 
+def test_your_own_searching_player_takes_a_filter(tmp_path):
+    """What is filtered goes by the player loaded, not by its name: your own FILE.py:NAME may be a
+    SearchPlayer that searches (it cannot be named with @N)."""
+    (tmp_path / "mine.py").write_text("from nardy_env.players import load_player\n"
+                                      "DEEP = load_player('default@1')\nFLAT = load_player('default')\n")
+    line = json.dumps({"position": MID, "dice": [4, 2]}) + "\n"
+    out = run("hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:DEEP", "--filter", "2", stdin=line)
+    assert out.returncode == 0, out.stderr
+    assert [r["ply"] for r in json.loads(out.stdout)["ranked"]][:3] == [1, 1, 0]
+    out = run("hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:FLAT", "--filter", "2", stdin=line)
+    assert out.returncode == 2 and "plays at 0-ply, where nothing is filtered" in out.stderr, out.stderr
+
+
 def test_bench_search_reports_the_filter_it_measured():
     out = run("bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--filter", "1", "--json")
     assert out.returncode == 0, out.stderr
     narrow = json.loads(out.stdout.splitlines()[-1])
     out = run("bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--json")
+    assert out.returncode == 0, out.stderr
     wide = json.loads(out.stdout.splitlines()[-1])
-    assert narrow["filter_k"] == 1 and wide["filter_k"] == 5
+    assert narrow["filter_k"] == 1 and wide["filter_k"] == 5  # the player's own, unless told
+    assert narrow["levels"][1]["filter_k"] == 1 and "filter_k" not in narrow["levels"][0]
     assert narrow["levels"][0] == {**wide["levels"][0], "ms_per_decision": narrow["levels"][0]["ms_per_decision"],
                                    "ms_max": narrow["levels"][0]["ms_max"]}  # 0-ply: no filter
     assert narrow["levels"][1]["positions_per_decision"] < wide["levels"][1]["positions_per_decision"]
