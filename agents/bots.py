@@ -100,11 +100,11 @@ def heuristic_values(raw: np.ndarray) -> np.ndarray:
     home_checkers = me[:, :6].sum(axis=1)
 
     # Game phase: 0 at the start, 1 when the race is nearly over.
-    # The block's weight was 6 until 2026-12-05: an audit found it behind nine in ten of the bot's
+    progress = np.clip(1 - (my_pips + opp_pips) / 720, 0, 1)
+    # My blocks weighed 6 until 2026-12-05: an audit found them behind nine in ten of the bot's
     # large errors (holding runs, in the opponent's home above all, instead of coming home); at 1
     # the bot beats the weight-6 one by +0.25 points a game and gains against race and the shipped
-    # player too (paired dice, 2,000 games each; 0 blocks nothing and loses more to race).
-    progress = np.clip(1 - (my_pips + opp_pips) / 720, 0, 1)
+    # player too (paired dice, 2,000 games each; at 0 it loses more to race).
     value = (
         -1.0 * my_pips
         + 3.0 * my_off

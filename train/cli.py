@@ -1167,8 +1167,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "had), mars_rate (share of games won by mars), threads, seed, rules; with "
                                        "--env: games, seconds, games_per_s, steps_per_s (sub-env steps), "
                                        "cpu_seconds, num_envs, action_mode, seed, rules; with --search: the "
-                                       "player, filter_k (its move filter beyond 0-ply; null with --max-ply 0), seed, rules and per level ply, "
-                                       "filter_k beyond 0-ply, decisions, positions_per_decision (afterstates "
+                                       "player, filter_k (its move filter beyond 0-ply; null with --max-ply "
+                                       "0), seed, rules and per level ply, filter_k beyond 0-ply, decisions, positions_per_decision (afterstates "
                                        "the network evaluated), ms_per_decision (the mean) and ms_max (the slowest decision).")
     bench.add_argument("--games", type=COUNT, default=None, help="games to play (default 10000)")
     bench.add_argument("--seed", type=SEED, default=0, help="random seed, 0 to 2**32 - 1 (default 0)")
