@@ -163,6 +163,7 @@ class RaceBot(_ValueBot):
     """Pure racer: fewer pips, more borne off, few stacks."""
 
     name = "race"
+    version = 1  # raised whenever its play changes: match results record it (``bot_version``)
     values = staticmethod(race_values)
 
 
@@ -170,6 +171,7 @@ class HeuristicBot(_ValueBot):
     """Blocks, head timing, spreading, racing and mars avoidance, by hand."""
 
     name = "heuristic"
+    version = 2  # 2 since 2026-12-05: bears off to escape a mars; its own blocks weigh 1, not 6
     values = staticmethod(heuristic_values)
 
 

@@ -135,6 +135,7 @@ class RandomPlayer:
     """Uniform over the legal afterstates: the weakest baseline."""
 
     name = "random"
+    version = 1  # a bot's version: raised whenever its play changes (match results record it)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -34,6 +34,7 @@ from nardy_env.players import (
     Player,
     PlayerFailed,
     PlayerSpec,
+    RandomPlayer,
     choose_indices,
     code_file,
     load_player,
@@ -246,7 +247,27 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     for side, player in (("a", player_a), ("b", player_b)):  # a level of the network is another player too
         temperature = level_temperature(player) if isinstance(player, str) else getattr(player, "temperature", 0.0)
         out[f"player_{side}_temperature"] = float(temperature) if isinstance(temperature, int | float) else 0.0
+    for side, player in (("a", player_a), ("b", player_b)):  # a bot made stronger keeps its name
+        out[f"player_{side}_bot_version"] = _bot_version(player)
     return out
+
+
+def _bot_version(player: Any) -> int | None:
+    """The version of nardy's own bot that ``player`` names or is (``random``, ``race``,
+    ``heuristic``; names go to the bots before any file, as ``player_file`` has it), None for
+    any other player (your own subclass of a bot included)."""
+    from agents.bots import BOTS
+    from agents.registry import split_ply
+
+    bots: dict[str, Any] = {"random": RandomPlayer, **BOTS}
+    if isinstance(player, str):
+        try:
+            bot = bots.get(split_ply(player)[0])
+        except ValueError:  # a bad depth: the match refuses the name itself
+            return None
+    else:
+        bot = type(player) if type(player) in bots.values() else None
+    return None if bot is None else int(bot.version)
 
 
 def mean_ci(pair_values: np.ndarray, low: float, high: float) -> tuple[float, float, float]:

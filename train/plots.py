@@ -87,10 +87,23 @@ def _rules_of(points: list[dict], source: str | Path | None = None) -> list[str]
 
 
 def _files_of(points: list[dict], opponent: str) -> list[str]:
-    """The SHA-256 values recorded for ``opponent``'s file (a network; none for a bot), in order."""
-    return list(dict.fromkeys(r[opponent]["player_sha256"] for r in points
-                              if isinstance(r.get(opponent), dict)
-                              and isinstance(r[opponent].get("player_sha256"), str)))
+    """Which player ``opponent`` was, record by record, in order: the SHA-256 values recorded for
+    its file (a network), or ``version N`` for one of nardy's bots (``player_bot_version``)."""
+    found = []
+    for r in points:
+        said = r.get(opponent)
+        if not isinstance(said, dict):
+            continue
+        if isinstance(said.get("player_sha256"), str):
+            found.append(said["player_sha256"])
+        elif isinstance(said.get("player_bot_version"), int) and not isinstance(said["player_bot_version"], bool):
+            found.append(f"version {said['player_bot_version']}")
+    return list(dict.fromkeys(found))
+
+
+def _what_changed(identities: Iterable[str]) -> str:
+    """``file`` when the identities are networks' hashes, ``version`` when they are a bot's."""
+    return "version" if all(i.startswith("version ") for i in identities) else "file"
 
 
 def _warn_changed(name: str, points: list[dict], opponents: Iterable[str]) -> None:
@@ -98,7 +111,7 @@ def _warn_changed(name: str, points: list[dict], opponents: Iterable[str]) -> No
     for opponent in opponents:
         files = _files_of(points, opponent)
         if len(files) > 1:
-            _warn(f"{name}: {opponent} is not the same player all along (its file changed "
+            _warn(f"{name}: {opponent} is not the same player all along (its {_what_changed(files)} changed "
                   f"{len(files) - 1} time{'s' if len(files) > 2 else ''} during the run): the curve "
                   "against it joins different players", stacklevel=4)
 
@@ -165,8 +178,8 @@ def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str |
     # Two runs that never met the same file met different players (one whose opponent changed on
     # the way, but met the other's too, has been named above).
     if any(a and b and not a & b for i, a in enumerate(files) for b in files[i + 1:]):
-        _warn(f"the runs met different players named {opponent} (their files differ): their win rates "
-              "against it do not compare", stacklevel=3)
+        _warn(f"the runs met different players named {opponent} (their {_what_changed(set().union(*files))}s "
+              "differ): their win rates against it do not compare", stacklevel=3)
     return _curves(lines, title, out_png, follow)
 
 

@@ -200,12 +200,14 @@ def _init_ray(ray: Any, address: str | None, num_cpus: int | None) -> dict[str, 
     return ray.cluster_resources()
 
 
-def _opponent_sha256(opponent: str) -> str | None:
+def _opponent_identity(opponent: str) -> tuple[str | None, int | None]:
     """The SHA-256 of an evaluation opponent's file (a run, checkpoint or export; the name's
-    ``@N`` aside), or None for a bot or a plugin's player: as ``nardy eval`` records it."""
+    ``@N`` aside), or None for a bot or a plugin's player, and a bot's version (None for other
+    players): as ``nardy eval`` records them."""
     from train.evaluate import provenance
 
-    return provenance(None, opponent)["player_b_sha256"]
+    said = provenance(None, opponent)
+    return said["player_b_sha256"], said["player_b_bot_version"]
 
 
 def _weights(network: TDNetwork) -> dict[str, np.ndarray]:
@@ -791,6 +793,7 @@ class Trainer:
             # Which player the name stood for (a network's file; null for a bot): a retrained
             # opponent under the same name is told apart in the log and by the final evaluation.
             record[opponent]["player_sha256"] = result["player_b_sha256"]
+            record[opponent]["player_bot_version"] = result["player_b_bot_version"]  # a bot made stronger
         self.eval_history.append(record)
         self._make_run_dir()
         with open(self.run_dir / "eval.jsonl", "a", encoding="utf-8", newline="\n") as fh:  # \n on Windows too
@@ -834,9 +837,10 @@ class Trainer:
         # made again against them.
         if not all(opponent in last for opponent in self.config.eval_opponents):
             return None
-        now = {opponent: _opponent_sha256(opponent) for opponent in self.config.eval_opponents}
-        # A record from before player_sha256 was recorded stands as it is.
-        same = all(last[opponent].get("player_sha256", now[opponent]) == now[opponent] for opponent in now)
+        now = {opponent: _opponent_identity(opponent) for opponent in self.config.eval_opponents}
+        # A record from before player_sha256 (player_bot_version) was recorded stands as it is.
+        same = all((last[opponent].get("player_sha256", sha), last[opponent].get("player_bot_version", version))
+                   == (sha, version) for opponent, (sha, version) in now.items())
         return last if same else None
 
     def finish(self) -> dict[str, Any] | None:

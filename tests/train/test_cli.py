@@ -337,6 +337,31 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
     assert "13 runs are more than one picture tells apart (12 at most)" in capsys.readouterr().err
 
 
+def test_plot_tells_a_bot_made_stronger_apart(tmp_path):
+    """A bot's version (player_bot_version) tells its curves apart as a network's file does; a log
+    from before versions were recorded warns of nothing."""
+    from train.plots import compare_curves, training_curve
+
+    def log(name, versions):
+        (tmp_path / name).write_text("".join(json.dumps(
+            {"games_trained": 500 * (n + 1), "heuristic": {
+                "win_rate": 0.5, "win_rate_ci95": [0.4, 0.6], "player_sha256": None,
+                **({} if version is None else {"player_bot_version": version})}}) + "\n"
+            for n, version in enumerate(versions)))
+        return tmp_path / name
+
+    one, two, old = log("one.jsonl", [1, 1]), log("two.jsonl", [2]), log("old.jsonl", [None])
+    with pytest.warns(UserWarning, match=r"the runs met different players named heuristic \(their versions differ\)"):
+        compare_curves({"one": one, "two": two}, "heuristic", tmp_path / "c.png")
+    with pytest.warns(UserWarning, match=r"heuristic is not the same player all along \(its version changed 1 time"):
+        training_curve(log("both.jsonl", [1, 2]), tmp_path / "c.png")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare_curves({"one": one, "old": old}, "heuristic", tmp_path / "c.png")
+
+
 def test_plot_warns_when_the_curves_do_not_compare(tmp_path, monkeypatch):
     """Runs evaluated under other rules, or against another player of the same name, are drawn with a
     warning; so is one run whose opponent's file changed along the way."""

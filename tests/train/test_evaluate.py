@@ -70,12 +70,21 @@ def test_a_match_records_what_reproduces_it(tmp_path):
     assert s["nardy_version"] == version("nardy") and s["numpy_version"] == np.__version__
     assert s["player_a_sha256"] == file_sha256(SHIPPED_PLAYER / "policy.onnx")  # the export is what plays
     assert s["player_b_sha256"] is None  # a bot
+    assert (s["player_a_bot_version"], s["player_b_bot_version"]) == (None, 2)  # heuristic made stronger
     checkpoint = tmp_path / "copy.pt"
     checkpoint.write_bytes((SHIPPED_PLAYER / "checkpoint.pt").read_bytes())
     s = evaluate("race", f"{checkpoint}@1", 2, seed=1).summary()
     assert s["player_b_sha256"] == file_sha256(checkpoint) and s["player_a_sha256"] is None
     assert (s["player_a_ply"], s["player_b_ply"]) == (0, 1)  # the same file at 1-ply is another player
-    assert evaluate(RaceBot(), HeuristicBot(), 2).summary()["player_a_sha256"] is None  # objects: no file
+    objects = evaluate(RaceBot(), HeuristicBot(), 2).summary()
+    assert objects["player_a_sha256"] is None  # objects: no file
+    assert (objects["player_a_bot_version"], objects["player_b_bot_version"]) == (1, 2)
+
+    class Mine(HeuristicBot):  # your own bot plays as it likes: not heuristic's version
+        pass
+
+    assert evaluate("random@0", Mine(), 2).summary()["player_b_bot_version"] is None
+    assert evaluate("random@0", Mine(), 2).summary()["player_a_bot_version"] == 1
     (tmp_path / "mine.py").write_text("def first(states, found, rng):\n    return [0] * len(states)\n")
     s = evaluate(f"{tmp_path / 'mine.py'}:first", "race", 2).summary()
     assert s["player_a_sha256"] == file_sha256(tmp_path / "mine.py")  # your own player: its source

@@ -382,6 +382,21 @@ def test_an_opponent_retrained_under_the_same_name_is_told_apart(tmp_path):
     assert [r[str(champ)]["player_sha256"] for r in logged] == [recorded, again[str(champ)]["player_sha256"]]
 
 
+def test_a_bot_made_stronger_under_the_same_name_is_told_apart(tmp_path, monkeypatch):
+    """A closing evaluation against heuristic version 2 does not stand for version 3."""
+    from agents.bots import HeuristicBot
+
+    run = tmp_path / "run"
+    trainer = _trained(run, steps=1, total_games=256, eval_opponents=["heuristic"], final_eval_games=4)
+    first = trainer.finish()
+    assert first is not None and first["heuristic"]["player_bot_version"] == HeuristicBot.version
+    assert first["heuristic"]["player_sha256"] is None and trainer.final_evaluation is first
+    monkeypatch.setattr(HeuristicBot, "version", HeuristicBot.version + 1)
+    assert trainer.final_evaluation is None  # made again against the bot the name now stands for
+    again = trainer.finish()
+    assert again is not None and again["heuristic"]["player_bot_version"] == HeuristicBot.version
+
+
 def test_the_fit_error_is_the_loss_less_the_targets_entropy(tmp_path):
     trainer = Trainer(load_config(ROOT / "configs/smoke.yaml"), tmp_path / "run", progress=False)
     raw = np.random.default_rng(0).integers(0, 4, size=(600, 50)).astype(np.uint8)
