@@ -132,6 +132,7 @@ VALUE_ROWS = 65536
 
 class _ValueBot:
     name = "value-bot"
+    version = 1  # raised whenever the bot's play changes: match results record it (player_a_bot_version)
 
     @staticmethod
     def values(raw: np.ndarray) -> np.ndarray:
@@ -163,7 +164,7 @@ class RaceBot(_ValueBot):
     """Pure racer: fewer pips, more borne off, few stacks."""
 
     name = "race"
-    version = 1  # raised whenever its play changes: match results record it (``bot_version``)
+    version = 1
     values = staticmethod(race_values)
 
 

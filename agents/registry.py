@@ -92,7 +92,7 @@ def player_file(spec: str) -> Path | None:
     """The file whose network a player name plays (``policy.onnx`` of an exported folder, else the
     checkpoint), for recording which network a result belongs to; None for bots and other names."""
     base, _ = split_ply(spec)
-    if base in BOTS:
+    if base in BOTS or base == "random":  # the bots, before any file of that name (as load_player)
         return None
     path = SHIPPED_PLAYER if (base == "default" and not Path(base).exists()) or is_level(base) else Path(base)
     if path.name in ("policy.onnx", "policy.json") and path.is_file():

@@ -44,7 +44,7 @@ from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 from train.moves import format_move_sequence
 
 __all__ = ["MatchResult", "play_pairs", "evaluate", "ladder", "ladder_provenance", "subset", "summarize",
-           "elo_ratings", "MAX_SEED", "GAMES_PER_WORKER", "WorkerDied"]
+           "elo_ratings", "bot_version", "same_bot_version", "BOT_VERSION_BEFORE_RECORDED", "MAX_SEED", "GAMES_PER_WORKER", "WorkerDied"]
 
 _DICE_BLOCK = 128
 _MAX_PLIES = 5000  # far beyond any real game; a guard against a player that never finishes
@@ -237,6 +237,7 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
     from agents.registry import level_temperature, player_file, split_ply
 
     out: dict[str, Any] = {"nardy_version": nardy_env.__version__, "numpy_version": np.__version__}
+    player_a, player_b = (os.fspath(p) if isinstance(p, os.PathLike) else p for p in (player_a, player_b))
     for side, player in (("a", player_a), ("b", player_b)):
         # A network's file, or the source of your own player (FILE.py:NAME).
         path = (player_file(player) or code_file(player)) if isinstance(player, str) else None
@@ -248,18 +249,36 @@ def provenance(player_a: Any, player_b: Any) -> dict[str, Any]:
         temperature = level_temperature(player) if isinstance(player, str) else getattr(player, "temperature", 0.0)
         out[f"player_{side}_temperature"] = float(temperature) if isinstance(temperature, int | float) else 0.0
     for side, player in (("a", player_a), ("b", player_b)):  # a bot made stronger keeps its name
-        out[f"player_{side}_bot_version"] = _bot_version(player)
+        out[f"player_{side}_bot_version"] = bot_version(player)
     return out
 
 
-def _bot_version(player: Any) -> int | None:
+def same_bot_version(recorded: Any, version: int | None) -> bool:
+    """Whether an evaluation record's ``player_bot_version`` (None where the record has none)
+    stands for the bot at ``version`` (None: not one of nardy's bots): a record from before bots
+    had versions met version 1; anything but a whole number is another player."""
+    if version is None:
+        return recorded is None
+    if recorded is None:
+        recorded = BOT_VERSION_BEFORE_RECORDED
+    return type(recorded) is int and recorded == version
+
+
+BOT_VERSION_BEFORE_RECORDED = 1
+"""The version of every bot in evaluation records made before versions were recorded (2026-12-05)."""
+
+
+def bot_version(player: Any) -> int | None:
     """The version of nardy's own bot that ``player`` names or is (``random``, ``race``,
-    ``heuristic``; names go to the bots before any file, as ``player_file`` has it), None for
-    any other player (your own subclass of a bot included)."""
+    ``heuristic``, with or without ``@0``; names go to the bots before any file, as
+    ``load_player`` has it), None for any other player (your own subclass of a bot, or a bot
+    named as ``module:NAME``, included)."""
     from agents.bots import BOTS
     from agents.registry import split_ply
 
     bots: dict[str, Any] = {"random": RandomPlayer, **BOTS}
+    if isinstance(player, os.PathLike):
+        player = os.fspath(player)
     if isinstance(player, str):
         try:
             bot = bots.get(split_ply(player)[0])

@@ -88,16 +88,21 @@ def _rules_of(points: list[dict], source: str | Path | None = None) -> list[str]
 
 def _files_of(points: list[dict], opponent: str) -> list[str]:
     """Which player ``opponent`` was, record by record, in order: the SHA-256 values recorded for
-    its file (a network), or ``version N`` for one of nardy's bots (``player_bot_version``)."""
+    its file (a network), or ``version N`` for one of nardy's bots (``player_bot_version``; a
+    record from before versions were recorded met version 1)."""
+    from train.evaluate import BOT_VERSION_BEFORE_RECORDED, bot_version
+
+    is_bot = bot_version(opponent) is not None
     found = []
     for r in points:
         said = r.get(opponent)
         if not isinstance(said, dict):
             continue
+        version = said.get("player_bot_version", BOT_VERSION_BEFORE_RECORDED if is_bot else None)
         if isinstance(said.get("player_sha256"), str):
             found.append(said["player_sha256"])
-        elif isinstance(said.get("player_bot_version"), int) and not isinstance(said["player_bot_version"], bool):
-            found.append(f"version {said['player_bot_version']}")
+        elif is_bot:
+            found.append(f"version {version}")  # a version that is not a whole number is another player too
     return list(dict.fromkeys(found))
 
 

@@ -837,10 +837,14 @@ class Trainer:
         # made again against them.
         if not all(opponent in last for opponent in self.config.eval_opponents):
             return None
+        from train.evaluate import same_bot_version
+
         now = {opponent: _opponent_identity(opponent) for opponent in self.config.eval_opponents}
-        # A record from before player_sha256 (player_bot_version) was recorded stands as it is.
-        same = all((last[opponent].get("player_sha256", sha), last[opponent].get("player_bot_version", version))
-                   == (sha, version) for opponent, (sha, version) in now.items())
+        # A record from before player_sha256 was recorded stands as it is; one from before
+        # player_bot_version met version 1 of a bot (train.evaluate.BOT_VERSION_BEFORE_RECORDED).
+        same = all(last[opponent].get("player_sha256", sha) == sha
+                   and same_bot_version(last[opponent].get("player_bot_version"), version)
+                   for opponent, (sha, version) in now.items())
         return last if same else None
 
     def finish(self) -> dict[str, Any] | None:

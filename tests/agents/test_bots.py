@@ -172,3 +172,14 @@ def test_bots_score_a_large_batch_in_parts_with_the_same_scores_and_choices(bot,
     assert max(seen) == 97 and sum(seen) == found.states.shape[0]
     picks = bot.choose(states, found, np.random.default_rng(0))
     assert np.array_equal(picks, segment_argmax(whole, found.offsets))
+
+
+def test_every_bot_has_a_version_that_matches_record():
+    """Match results name a bot's version (raised whenever its play changes); one without any
+    would fail every match it plays."""
+    from agents.bots import BOTS
+    from nardy_env.players import RandomPlayer
+
+    for bot in (RandomPlayer, *BOTS.values()):
+        assert type(bot.version) is int and bot.version >= 1, bot
+    assert HeuristicBot.version == 2  # bears off to escape a mars; its own blocks weigh 1 (2026-12-05)

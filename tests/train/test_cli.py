@@ -339,7 +339,7 @@ def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
 
 def test_plot_tells_a_bot_made_stronger_apart(tmp_path):
     """A bot's version (player_bot_version) tells its curves apart as a network's file does; a log
-    from before versions were recorded warns of nothing."""
+    from before versions were recorded met version 1 (the shipped player's eval.jsonl, say)."""
     from train.plots import compare_curves, training_curve
 
     def log(name, versions):
@@ -357,9 +357,11 @@ def test_plot_tells_a_bot_made_stronger_apart(tmp_path):
         training_curve(log("both.jsonl", [1, 2]), tmp_path / "c.png")
     import warnings
 
-    with warnings.catch_warnings():
+    with warnings.catch_warnings():  # a log from before versions were recorded met version 1
         warnings.simplefilter("error")
         compare_curves({"one": one, "old": old}, "heuristic", tmp_path / "c.png")
+    with pytest.warns(UserWarning, match=r"different players named heuristic \(their versions differ\)"):
+        compare_curves({"two": two, "old": old}, "heuristic", tmp_path / "c.png")
 
 
 def test_plot_warns_when_the_curves_do_not_compare(tmp_path, monkeypatch):

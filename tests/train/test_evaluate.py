@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,7 +60,7 @@ def test_a_match_result_prints_as_its_summary_line():
     assert repr(MatchResult("a", "b", [1], [3], 0)) == "MatchResult('a' vs 'b', 1 game)"  # made by hand
 
 
-def test_a_match_records_what_reproduces_it(tmp_path):
+def test_a_match_records_what_reproduces_it(tmp_path, monkeypatch):
     """Versions that decide the games, and which network file each player was."""
     from importlib.metadata import version
 
@@ -76,6 +77,7 @@ def test_a_match_records_what_reproduces_it(tmp_path):
     s = evaluate("race", f"{checkpoint}@1", 2, seed=1).summary()
     assert s["player_b_sha256"] == file_sha256(checkpoint) and s["player_a_sha256"] is None
     assert (s["player_a_ply"], s["player_b_ply"]) == (0, 1)  # the same file at 1-ply is another player
+    assert (s["player_a_bot_version"], s["player_b_bot_version"]) == (1, None)  # race by name; a network
     objects = evaluate(RaceBot(), HeuristicBot(), 2).summary()
     assert objects["player_a_sha256"] is None  # objects: no file
     assert (objects["player_a_bot_version"], objects["player_b_bot_version"]) == (1, 2)
@@ -83,8 +85,15 @@ def test_a_match_records_what_reproduces_it(tmp_path):
     class Mine(HeuristicBot):  # your own bot plays as it likes: not heuristic's version
         pass
 
-    assert evaluate("random@0", Mine(), 2).summary()["player_b_bot_version"] is None
-    assert evaluate("random@0", Mine(), 2).summary()["player_a_bot_version"] == 1
+    mine = evaluate("random@0", Mine(), 2).summary()
+    assert (mine["player_a_bot_version"], mine["player_b_bot_version"]) == (1, None)
+    assert evaluate(Path("heuristic"), "race", 2).summary()["player_a_bot_version"] == 2  # a path names it too
+    # A folder named like a bot in the working directory: the bot plays, and is recorded.
+    (tmp_path / "random").mkdir()
+    (tmp_path / "random" / "checkpoint.pt").write_bytes((SHIPPED_PLAYER / "checkpoint.pt").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    here = evaluate("random", "race", 2).summary()
+    assert (here["player_a_sha256"], here["player_a_bot_version"], here["player_b_bot_version"]) == (None, 1, 1)
     (tmp_path / "mine.py").write_text("def first(states, found, rng):\n    return [0] * len(states)\n")
     s = evaluate(f"{tmp_path / 'mine.py'}:first", "race", 2).summary()
     assert s["player_a_sha256"] == file_sha256(tmp_path / "mine.py")  # your own player: its source

@@ -395,6 +395,19 @@ def test_a_bot_made_stronger_under_the_same_name_is_told_apart(tmp_path, monkeyp
     assert trainer.final_evaluation is None  # made again against the bot the name now stands for
     again = trainer.finish()
     assert again is not None and again["heuristic"]["player_bot_version"] == HeuristicBot.version
+    assert trainer.final_evaluation is again
+    del again["heuristic"]["player_bot_version"]  # a record from before versions: it met version 1
+    assert trainer.final_evaluation is None
+    monkeypatch.setattr(HeuristicBot, "version", 1)
+    assert trainer.final_evaluation is again
+
+
+def test_a_records_bot_version_counts_only_as_a_whole_number():
+    from train.evaluate import same_bot_version
+
+    assert same_bot_version(2, 2) and same_bot_version(None, 1) and same_bot_version(None, None)
+    assert not same_bot_version(None, 2) and not same_bot_version(True, 1) and not same_bot_version("2", 2)
+    assert not same_bot_version(2, None)  # a bot's record does not stand for a network's
 
 
 def test_the_fit_error_is_the_loss_less_the_targets_entropy(tmp_path):
