@@ -18,13 +18,14 @@ import warnings
 from pathlib import Path
 
 from nardy_env import NardyWarning, Rules
-from nardy_env.players import SHADOWED, Player, search_depth, shadowed
+from nardy_env.players import SHADOWED, Player, RandomPlayer, search_depth, shadowed
 
 from .bots import BOTS
 from .files import shipped_data
 from .levels import LEVELS, level
 
-__all__ = ["SHIPPED_PLAYER", "player_file", "resolve", "split_ply", "is_level", "level_temperature"]
+__all__ = ["SHIPPED_PLAYER", "NAMED_BOTS", "is_bot", "player_file", "resolve", "split_ply", "is_level",
+           "level_temperature"]
 
 #: The shipped player's folder (a wheel's agents/shipped, or the checkout's checkpoints/default);
 #: the name ``default`` plays it from any directory.
@@ -75,6 +76,16 @@ def _has_shipped_player() -> bool:
     return (SHIPPED_PLAYER / "policy.onnx").is_file() or (SHIPPED_PLAYER / "checkpoint.pt").is_file()
 
 
+NAMED_BOTS: dict[str, type] = {"random": RandomPlayer, **BOTS}
+"""nardy's bots by name, ``random`` included: a name among them plays the bot before any file
+or folder of that name (as ``load_player`` resolves it)."""
+
+
+def is_bot(name: str) -> bool:
+    """Whether ``name`` (without ``@N``) names one of nardy's bots (``NAMED_BOTS``)."""
+    return name in NAMED_BOTS
+
+
 def is_level(name: str) -> bool:
     """Whether ``name`` (without ``@N``) names a difficulty level of the shipped player: one of
     ``agents.levels.LEVELS`` with no file or folder of that name here (which comes first)."""
@@ -92,7 +103,7 @@ def player_file(spec: str) -> Path | None:
     """The file whose network a player name plays (``policy.onnx`` of an exported folder, else the
     checkpoint), for recording which network a result belongs to; None for bots and other names."""
     base, _ = split_ply(spec)
-    if base in BOTS or base == "random":  # the bots, before any file of that name (as load_player)
+    if is_bot(base):  # the bots, before any file of that name (as load_player)
         return None
     path = SHIPPED_PLAYER if (base == "default" and not Path(base).exists()) or is_level(base) else Path(base)
     if path.name in ("policy.onnx", "policy.json") and path.is_file():

@@ -116,9 +116,9 @@ def _input_lines():
 
 def _is_bot(name: str) -> bool:
     """A player that only scores positions and cannot search: random or a baseline bot."""
-    from agents.bots import BOTS
+    from agents.registry import is_bot
 
-    return name == "random" or name in BOTS
+    return is_bot(name)
 
 
 def _is_level(name: str) -> bool:

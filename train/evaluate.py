@@ -34,7 +34,6 @@ from nardy_env.players import (
     Player,
     PlayerFailed,
     PlayerSpec,
-    RandomPlayer,
     choose_indices,
     code_file,
     load_player,
@@ -273,10 +272,9 @@ def bot_version(player: Any) -> int | None:
     ``heuristic``, with or without ``@0``; names go to the bots before any file, as
     ``load_player`` has it), None for any other player (your own subclass of a bot, or a bot
     named as ``module:NAME``, included)."""
-    from agents.bots import BOTS
-    from agents.registry import split_ply
+    from agents.registry import NAMED_BOTS, split_ply
 
-    bots: dict[str, Any] = {"random": RandomPlayer, **BOTS}
+    bots: dict[str, Any] = NAMED_BOTS
     if isinstance(player, os.PathLike):
         player = os.fspath(player)
     if isinstance(player, str):
@@ -770,9 +768,8 @@ def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> N
     """Warn about entrants that are one player under two names: one network file (by its
     SHA-256) searched to one depth (``default`` and ``default@0``), or one bot (``race`` and
     ``race@0``)."""
-    from agents.bots import BOTS
     from agents.files import file_sha256
-    from agents.registry import level_temperature, player_file, split_ply
+    from agents.registry import is_bot, level_temperature, player_file, split_ply
 
     seen: dict[tuple[str, int, float], str] = {}
     for player, name in zip(players, names, strict=True):
@@ -780,7 +777,7 @@ def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> N
             continue
         base, ply = split_ply(player)
         path = player_file(player)
-        if path is None and base not in (*BOTS, "random"):
+        if path is None and not is_bot(base):
             continue  # a plugin's or your own file's player: not known to be the same as another
         key = (file_sha256(path) if path is not None else base, int(ply) if isinstance(ply, int) else 0,
                level_temperature(player))  # a level of the network is another player: easy is not hard
