@@ -486,7 +486,7 @@ def test_a_record_carries_the_seed_and_rules_it_replays_under():
     from nardy_env import Rules
 
     variant = {"opening": "reroll", "head_exception": [], "block_rule": "home"}
-    records = evaluate("heuristic", "race", 40, seed=9, rules=variant, records=True).records
+    records = evaluate("heuristic", "race", 16, seed=9, rules=variant, records=True).records
     assert all(r["seed"] == 9 and r["rules"] == Rules.from_dict(variant).to_dict() for r in records)
     assert {k: records[0]["rules"][k] for k in variant} == variant
     for r in records:  # replayed under the default rules some would not be legal

@@ -250,12 +250,6 @@ def test_one_actor_resumes_bit_for_bit_replaying_the_task_in_flight(tmp_path, ra
     straight = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "a",
                        progress=False, address=ray_cluster)
     straight.train()
-    # A fresh run with the same config and seed and one actor is the same run, bit for bit.
-    again = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "again",
-                    progress=False, address=ray_cluster)
-    again.train()
-    for key, value in straight.network.state_dict().items():
-        assert torch.equal(value, again.network.state_dict()[key]), key
     first = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "b",
                     progress=False, address=ray_cluster)
     first.train(max_seconds=0)  # nothing played: the actor's first task is in flight at the save
@@ -280,8 +274,16 @@ def test_one_actor_resumes_bit_for_bit_replaying_the_task_in_flight(tmp_path, ra
     resumed = Trainer(first.config, tmp_path / "b", resume=True, progress=False, address=ray_cluster)
     resumed.train()
     assert resumed.games == straight.games == 128 and resumed.updates == straight.updates
-    for key, value in straight.network.state_dict().items():
-        assert torch.equal(value, resumed.network.state_dict()[key]), key
+    differ = [key for key, value in straight.network.state_dict().items()
+              if not torch.equal(value, resumed.network.state_dict()[key])]
+    if differ:  # Say whether the resume is at fault or runs are not repeatable at all (one more run, only now).
+        again = Trainer(load_config(ROOT / "configs/smoke.yaml", total_games=128, **settings), tmp_path / "again",
+                        progress=False, address=ray_cluster)
+        again.train()
+        repeatable = all(torch.equal(value, again.network.state_dict()[key])
+                         for key, value in straight.network.state_dict().items())
+        pytest.fail(f"the resumed run's {differ} differ from the run straight through; a fresh run with the same "
+                    f"seed is {'the same' if repeatable else 'not the same either: runs are not repeatable'}")
 
 
 def test_an_error_between_steps_keeps_the_games_learned_since_the_last_checkpoint(tmp_path, ray_cluster):
