@@ -230,11 +230,11 @@ def _to_onnx(network, opset: int, exporter: str):
             if exporter == "dynamo":
                 program = torch.onnx.export(
                     module, (sample,), dynamo=True, external_data=False, opset_version=opset,
-                    dynamic_shapes=({0: torch.export.Dim("N")},), verbose=False,
+                    dynamic_shapes=({0: torch.export.Dim("N")},), verbose=False, optimize=True,
                     input_names=[INPUT_NAME], output_names=list(OUTPUT_NAMES))
                 if program is None:
                     raise ExportError("torch.onnx.export returned no program")
-                program.optimize()
+                # optimize=True has optimized the graph: another program.optimize() made the same bytes.
                 model = program.model_proto
             else:
                 with tempfile.TemporaryDirectory() as tmp:

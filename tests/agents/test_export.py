@@ -63,10 +63,53 @@ def checkpoint(tmp_path_factory) -> Path:
     return path
 
 
+def _export_amid_chatter(export) -> tuple[object, dict, str, list]:
+    """Run ``export()`` while another thread prints and warns every 10 ms: what it returned, the
+    thread's beats (all, and during the export), what was printed, and the warnings said."""
+    import contextlib
+    import io
+    import threading
+    import time
+    import warnings
+
+    stop, exporting = threading.Event(), threading.Event()
+    beats = {"all": 0, "during": 0}
+
+    def chatter():
+        while not stop.is_set():
+            print("beat")
+            warnings.warn("a thread's own", UserWarning, stacklevel=1)
+            beats["all"] += 1
+            beats["during"] += exporting.is_set()
+            time.sleep(0.01)
+
+    with warnings.catch_warnings(record=True) as said, contextlib.redirect_stdout(io.StringIO()) as printed:
+        warnings.simplefilter("always")
+        thread = threading.Thread(target=chatter)
+        thread.start()
+        try:
+            exporting.set()
+            result = export()
+            exporting.clear()
+        finally:
+            stop.set()
+            thread.join()
+    return result, beats, printed.getvalue(), list(said)
+
+
 @pytest.fixture(scope="module")
-def exported(checkpoint, tmp_path_factory) -> tuple[Path, dict]:
+def exported_amid_chatter(checkpoint, tmp_path_factory) -> tuple[Path, dict, dict, str, list]:
+    """The module's export (the run directory; the default exporter, dynamo), made while another
+    thread prints and warns: one dynamo export (some 20 s) for the tests of its files and for
+    test_an_export_quiets_the_exporter_not_the_programs_other_threads[dynamo]."""
     out = tmp_path_factory.mktemp("policy")
-    policy = export_policy(checkpoint.parent, out)  # the run directory; the default exporter (dynamo)
+    policy, beats, printed, said = _export_amid_chatter(lambda: export_policy(checkpoint.parent, out))
+    return out, policy, beats, printed, said
+
+
+@pytest.fixture(scope="module")
+def exported(exported_amid_chatter) -> tuple[Path, dict]:
+    out, policy = exported_amid_chatter[:2]
     return out, policy
 
 
@@ -571,35 +614,13 @@ def test_a_graph_that_computes_nan_fails_verification(checkpoint, tmp_path, monk
 
 
 @pytest.mark.parametrize("exporter", ["dynamo", "torchscript"])
-def test_an_export_quiets_the_exporter_not_the_programs_other_threads(checkpoint, tmp_path, capsys, exporter):
+def test_an_export_quiets_the_exporter_not_the_programs_other_threads(checkpoint, tmp_path, request, exporter):
     """A service that exports while other threads work keeps their output and their warnings."""
-    import threading
-    import time
-    import warnings
-
-    stop, exporting = threading.Event(), threading.Event()
-    beats = {"all": 0, "during": 0}
-
-    def chatter():
-        while not stop.is_set():
-            print("beat")
-            warnings.warn("a thread's own", UserWarning, stacklevel=1)
-            beats["all"] += 1
-            beats["during"] += exporting.is_set()
-            time.sleep(0.01)
-
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")
-        thread = threading.Thread(target=chatter)
-        thread.start()
-        try:
-            exporting.set()
-            export_policy(checkpoint, tmp_path / "out", exporter=exporter, positions=64)
-            exporting.clear()
-        finally:
-            stop.set()
-            thread.join()
-    out = capsys.readouterr().out
+    if exporter == "dynamo":  # the module's export (the default exporter) was made amid such a thread
+        beats, out, said = request.getfixturevalue("exported_amid_chatter")[2:]
+    else:
+        _, beats, out, said = _export_amid_chatter(
+            lambda: export_policy(checkpoint, tmp_path / "out", exporter=exporter, positions=64))
     assert beats["during"] > 0
     assert out == "beat\n" * beats["all"]  # nothing of the exporter's, nothing of the thread's lost
     # ... and nardy's own word on the legacy exporter, said before the export quiets anything

@@ -235,43 +235,51 @@ def test_bench_search_reports_cost_per_level(tmp_path):
                for lv in levels)
 
 
-def test_plot_draws_the_training_curve(tmp_path):
+def test_plot_draws_the_training_curve(tmp_path, capsys):
+    from train.cli import main
+
     records = [{"games_trained": g, "random": {"win_rate": w, "win_rate_ci95": [w - 0.05, w + 0.05]},
                 "heuristic": {"win_rate": w / 2, "win_rate_ci95": [w / 2 - 0.05, w / 2 + 0.05]}}
                for g, w in ((1000, 0.6), (2000, 0.8), (3000, 0.9))]
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = run("plot", str(tmp_path))
+    out = run("plot", str(tmp_path))  # the command itself, once; its refusals below in this process (main)
     assert out.returncode == 0, out.stderr
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
-    out = run("plot", str(tmp_path / "missing"))  # a folder that is not there is said to be missing
-    assert out.returncode == 2 and "missing: there is no such file or folder (give a run directory" in out.stderr
+
+    def plot(*args: str) -> tuple[int, str]:
+        capsys.readouterr()
+        status = main(["plot", *args])
+        return status, capsys.readouterr().err
+
+    status, err = plot(str(tmp_path / "missing"))  # a folder that is not there is said to be missing
+    assert status == 2 and "missing: there is no such file or folder (give a run directory" in err
     (tmp_path / "empty").mkdir()
-    out = run("plot", str(tmp_path / "empty"))
-    assert out.returncode == 2 and f"no eval.jsonl at {tmp_path / 'empty' / 'eval.jsonl'}" in out.stderr
+    status, err = plot(str(tmp_path / "empty"))
+    assert status == 2 and f"no eval.jsonl at {tmp_path / 'empty' / 'eval.jsonl'}" in err
     (tmp_path / "afile").write_text("x")
-    out = run("plot", str(tmp_path), "--out", str(tmp_path / "afile" / "curve.png"))
-    assert out.returncode == 2 and "is a file, not a folder" in out.stderr
+    status, err = plot(str(tmp_path), "--out", str(tmp_path / "afile" / "curve.png"))
+    assert status == 2 and "is a file, not a folder" in err
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records)[:-20])  # cut short
     png.unlink()
-    out = run("plot", str(tmp_path))  # as while a run writes it, or after a kill: drawn without that line
-    assert out.returncode == 0 and png.is_file(), out.stderr
-    assert out.stderr.count("eval.jsonl: the last line is cut short") == 1 and "drawn without it" in out.stderr
+    status, err = plot(str(tmp_path))  # as while a run writes it, or after a kill: drawn without that line
+    assert status == 0 and png.is_file(), err
+    assert err.count("eval.jsonl: the last line is cut short") == 1 and "drawn without it" in err
     lines = [json.dumps(r) for r in records]
     lines[1] = lines[1][:-20]  # a damaged line inside the log is an error, not skipped
     (tmp_path / "eval.jsonl").write_text("\n".join(lines) + "\n")
-    out = run("plot", str(tmp_path))
-    assert out.returncode == 2 and "line 2 is not JSON" in out.stderr
+    status, err = plot(str(tmp_path))
+    assert status == 2 and "line 2 is not JSON" in err
     (tmp_path / "eval.jsonl").write_text("")  # a run that has not evaluated yet
-    out = run("plot", str(tmp_path))
-    assert out.returncode == 2 and "holds no evaluation yet" in out.stderr and "not a run's" not in out.stderr
-    # Records of the wrong shape: one line saying so, no traceback.
+    status, err = plot(str(tmp_path))
+    assert status == 2 and "holds no evaluation yet" in err and "not a run's" not in err
+    # Records of the wrong shape: one line saying so, no traceback (main would raise it here).
     for record in ({"games_trained": 1}, {"games_trained": 1, "random": {"win_rate": 0.5, "win_rate_ci95": [0.4]}},
                    {"games_trained": float("inf"), "random": {"win_rate": 0.5}}):  # json writes Infinity
         (tmp_path / "eval.jsonl").write_text(json.dumps(record) + "\n")
-        out = run("plot", str(tmp_path))
-        assert out.returncode == 2 and "is not a run's evaluation log" in out.stderr, out.stderr
-        assert "Traceback" not in out.stderr
+        status, err = plot(str(tmp_path))
+        assert status == 2 and "is not a run's evaluation log" in err, err
+        assert "Traceback" not in err
 
 
 def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
