@@ -809,8 +809,9 @@ def legal_afterstates(
     with ``num_moves`` 0.
 
     ``validate=False`` skips the checks of the states' contents (for callers that
-    pass only states this module produced); shapes and the dice's range are still
-    checked, as the compiled code would read outside the arrays. ``threads``: how many threads share a large batch
+    pass only states this module produced); shapes, whole-number dice 1..6 and the
+    bounds the compiled code needs (points -15..15, at most 15 checkers of the
+    mover's) are still checked, as it would read or write outside its arrays. ``threads``: how many threads share a large batch
     (default: the CPUs this process may use). A finished game (a side has
     borne off all 15) is rejected with StateError: it has no moves.
     """
@@ -820,8 +821,7 @@ def legal_afterstates(
         _check_not_over(states)
         dice = _check_dice(dice, states.shape[0])
     else:
-        states = np.ascontiguousarray(states, dtype=np.int8)
-        dice = np.ascontiguousarray(dice, dtype=np.int64)
+        states, dice = _unchecked_int8(states), _unchecked_dice(dice)
         _check_unchecked(states, dice)
     ndice = np.where(dice[:, 0] == dice[:, 1], MAX_DICE_MOVES, 2).astype(np.int64)
     heads_used = np.zeros(states.shape[0], dtype=np.int64)
@@ -873,13 +873,13 @@ def legal_continuations(
     ``validate=False`` skips the input checks (for callers that pass only
     states and counters this module's own play produced, like the checker-mode
     env), and then every argument must be an array with one entry (row) per
-    position (shapes, the dice's range and ``dice_left``'s are still checked);
+    position (shapes, the dice's range and ``dice_left``'s, and the states' bounds as for
+    ``legal_afterstates`` are still checked);
     ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
     if not validate:
-        args = (np.ascontiguousarray(states, dtype=np.int8), np.ascontiguousarray(dice, dtype=np.int64),
-                np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
+        args = (_unchecked_int8(states), _unchecked_dice(dice), np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
                 np.ascontiguousarray(head_limit, dtype=np.int64))
         _check_unchecked(*args)
         return _run(*args, rules, threads)
@@ -913,14 +913,49 @@ def legal_continuations(
     return _run(states, dice, dice_left, heads_used, head_limit, rules, threads)
 
 
+def _unchecked_int8(states: npt.ArrayLike) -> np.ndarray:
+    """``states`` as C-ordered int8 for ``validate=False``: integers only, and none that the cast to
+    int8 would wrap into range (271 is not 15)."""
+    arr = np.asarray(states)
+    if arr.dtype != np.int8:
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise StateError(f"states must be integers, got dtype {arr.dtype}")
+        if arr.size and (int(arr.min()) < -128 or int(arr.max()) > 127):
+            raise StateError(f"states hold {int(arr.min())}..{int(arr.max())}; a point holds "
+                             f"-{NUM_CHECKERS}..{NUM_CHECKERS} and a borne-off count 0..{NUM_CHECKERS}")
+    return np.ascontiguousarray(arr, dtype=np.int8)
+
+
+def _unchecked_dice(dice: npt.ArrayLike) -> np.ndarray:
+    """``dice`` as C-ordered int64 for ``validate=False``: whole numbers only (3.7 is not played as 3)."""
+    arr = np.asarray(dice)
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.issubdtype(arr.dtype, np.floating) or not np.array_equal(arr, np.round(arr)):
+            raise StateError(f"dice must be integers 1..6, got {arr.ravel()[:4].tolist()} (dtype {arr.dtype})")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
 def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray) -> None:
     """What the compiled code needs even with ``validate=False``: each argument with a row per
-    position, dice 1..6 and ``dice_left`` 1..4 (2 at most for different dice): the compiled code
-    does not check bounds, and a short array, a die of 0 or 9 or a third die of a non-double would
-    read or write outside the arrays (a crash, or silent garbage). O(1) but for the ranges."""
+    position, dice 1..6, ``dice_left`` 1..4 (2 at most for different dice), points holding
+    -15..15, borne-off counts 0..15 and at most 15 of the mover's checkers: the compiled code
+    does not check bounds, and a short array, a die of 0 or 9, a third die of a non-double, a
+    point of 20 (its packed key holds -15..16) or a 16th checker to move (its scratch space holds
+    the plays of 15) would read or write outside the arrays (a crash, or silent garbage). O(B)."""
     if states.ndim != 2 or states.shape[1] != STATE_SIZE:
         raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(states.shape)}")
     batch = states.shape[0]
+    if batch:
+        board, off = states[:, :NUM_POINTS], states[:, NUM_POINTS:]
+        mover = np.where(board > 0, board, 0).sum(axis=1, dtype=np.int64) + off[:, 0]
+        bad = ((board < -NUM_CHECKERS) | (board > NUM_CHECKERS)).any(axis=1) | (off < 0).any(axis=1) \
+            | (off > NUM_CHECKERS).any(axis=1) | (mover > NUM_CHECKERS)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise StateError(f"state {i}: {states[i].tolist()} is no position (a point holds -{NUM_CHECKERS}.."
+                             f"{NUM_CHECKERS}, a borne-off count 0..{NUM_CHECKERS}, the mover has "
+                             f"{int(mover[i])} checkers on board plus off, at most {NUM_CHECKERS}); even with "
+                             "validate=False the compiled code needs those bounds (validate_states says more)")
     if dice.shape != (batch, 2):
         raise StateError(f"dice must have shape [{batch}, 2] to match the states, got {list(dice.shape)}")
     if batch and (int(dice.min()) < 1 or int(dice.max()) > 6):

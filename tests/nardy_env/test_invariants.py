@@ -146,6 +146,29 @@ def test_unchecked_calls_still_refuse_what_would_read_outside_the_arrays():
         legal_continuations(states, dice, 9 * one, 0 * one, one, validate=False)
     with pytest.raises(StateError, match=r"dice_left must be at most 2 for two different dice"):
         legal_continuations(states, np.tile([6, 5], (600, 1)), 3 * one, 0 * one, one, validate=False)
+    # Contents the compiled code cannot hold: 20 single checkers to move overran its scratch space
+    # (glibc aborted the process), 20 on a point its packed keys (a made-up result).
+    many = np.zeros((2, 26), dtype=np.int8)
+    many[:, 23], many[:, 25] = -1, 14  # the opponent: one checker left
+    many[1, :20] = 1
+    many[0, 22] = 15
+    for rows, message in ((many, r"state 1: .* the mover has 20 checkers on board plus off, at most 15"),
+                          (np.where(np.arange(26) == 22, 20, many[0])[None], r"state 0: .*a point holds -15..15")):
+        with pytest.raises(StateError, match=message):
+            legal_afterstates(rows, [[1, 1]] * len(rows), validate=False)
+        with pytest.raises(StateError, match=message):
+            legal_continuations(rows, [[1, 1]] * len(rows), [4] * len(rows), [0] * len(rows), [1] * len(rows),
+                                validate=False)
+    wide = initial_states(1).astype(np.int16)
+    wide[0, 24] = 271  # the cast to int8 would make it 15, a finished game
+    with pytest.raises(StateError, match=r"states hold -15..271"):
+        legal_afterstates(wide, [[6, 5]], validate=False)
+    with pytest.raises(StateError, match=r"states must be integers, got dtype float64"):
+        legal_afterstates(initial_states(1).astype(float), [[6, 5]], validate=False)
+    with pytest.raises(StateError, match=r"dice must be integers 1..6, got \[3.7, 1.2\]"):
+        legal_afterstates(initial_states(1), [[3.7, 1.2]], validate=False)  # was played as 3-1
+    whole = legal_afterstates(initial_states(1), np.array([[6.0, 5.0]]), validate=False)
+    assert whole.counts().tolist() == legal_afterstates(initial_states(1), [[6, 5]]).counts().tolist()
     # and right arguments give what the checked call gives
     unchecked = legal_continuations(states, dice, 4 * one, 0 * one, one, validate=False)
     for a, b in zip(unchecked, legal_continuations(states, dice, 4, 0, 1), strict=True):
