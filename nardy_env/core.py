@@ -202,8 +202,8 @@ def outcome(states: npt.ArrayLike) -> np.ndarray:
     checked (``validate_states`` does that for a hand-built row).
     """
     states = _columns(states)
-    mine = states[..., OFF_MOVER].astype(np.int8)
-    theirs = states[..., OFF_OPPONENT].astype(np.int8)
+    mine = states[..., OFF_MOVER]  # in the given dtype: a cast to int8 would make 271 a 15
+    theirs = states[..., OFF_OPPONENT]
     won = mine == NUM_CHECKERS
     lost = theirs == NUM_CHECKERS
     if (won & lost).any():  # FORMATS.md's notation reads it; the rules give it no result

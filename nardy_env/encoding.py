@@ -133,10 +133,15 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
     raw = np.asarray(raw)
     if raw.dtype == np.bool_:  # a mask such as raw > 0 would be scored as one checker per point
         raise ValueError("raw positions are checker counts, not True/False (a mask such as raw > 0?)")
-    raw = raw.astype(np.float32, copy=False)
     if raw.shape[-1:] != (RAW_SIZE,):
         raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
                          f"{list(raw.shape)}")
+    if raw.dtype != np.float32 and raw.size and np.issubdtype(raw.dtype, np.number):
+        # Checked before the cast to float32, which would round 14.99999999 to 15 and 1e-46 to 0.
+        wrong = np.flatnonzero(~are_counts(raw.reshape(-1, RAW_SIZE)).all(axis=1))
+        if wrong.size:
+            raise _not_counts(raw, int(wrong[0]))
+    raw = raw.astype(np.float32, copy=False)
     flat = np.require(raw.reshape(-1, RAW_SIZE), np.float32, ["C", "W"])  # one array type: one compiled version
     try:
         out, bad = _encode(flat)
@@ -147,10 +152,15 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
         without_numba_cache(exc, [_encode], where)
         out, bad = _encode(flat)
     if bad >= 0:
-        row = flat[bad]
-        column = int(np.flatnonzero(~are_counts(row))[0])
-        where = np.unravel_index(bad, raw.shape[:-1]) if raw.ndim > 2 else (bad,)
-        raise ValueError(f"raw positions are checker counts, whole numbers 0..{NUM_CHECKERS} (the {RAW_SIZE} "
-                         f"numbers of raw_positions); row {', '.join(str(int(i)) for i in where)}, column "
-                         f"{column} holds {row[column]}")
+        raise _not_counts(raw, bad)
     return out.reshape(raw.shape[:-1] + (NUM_FEATURES,))
+
+
+def _not_counts(raw: np.ndarray, bad: int) -> ValueError:
+    """The error for the ``bad``-th row (flat index) of ``raw``, naming its first wrong column."""
+    row = raw.reshape(-1, RAW_SIZE)[bad]
+    column = int(np.flatnonzero(~are_counts(row))[0])
+    where = np.unravel_index(bad, raw.shape[:-1]) if raw.ndim > 2 else (bad,)
+    return ValueError(f"raw positions are checker counts, whole numbers 0..{NUM_CHECKERS} (the {RAW_SIZE} "
+                      f"numbers of raw_positions); row {', '.join(str(int(i)) for i in where)}, column "
+                      f"{column} holds {row[column]}")

@@ -232,12 +232,21 @@ def test_bad_states_and_dice_raise_clear_errors():
             features(np.zeros((2, width), dtype=np.float32))
     with pytest.raises(ValueError, match="checker counts, not True/False"):
         features(raw > 0)  # a mask would be scored as one checker on each held point
+    for value, column in ((14.99999999, 3), (1e-46, 7)):  # float32 would round them to counts, 15 and 0
+        near = np.repeat(raw[:1], 3, axis=0).astype(np.float64)
+        near[2, column] = value
+        with pytest.raises(ValueError, match=rf"row 2, column {column} holds {value}"):
+            features(near)
+    assert np.array_equal(features(raw.astype(np.float64)), features(raw))  # whole counts as float64 play
     # Both sides with all 15 off is no position: outcome and the network's known outcomes disagreed on it.
     both_off = np.zeros((1, 26), dtype=np.int8)
     both_off[0, 24:] = NUM_CHECKERS
     validate_states(both_off)  # FORMATS.md's readers take it (test_notation round-trips it) ...
     with pytest.raises(StateError, match="state 1: both sides have borne off all 15.*no result"):
         outcome(np.concatenate([good[:1], both_off]))  # ... but it has no result
+    wide = np.zeros((1, 26), dtype=np.int16)
+    wide[0, 24] = 271  # unchecked counts are not cast to int8 first, where 271 wraps to a won game (+2)
+    assert outcome(wide).tolist() == [0]
     for dice in (["6", "5"], [6.0, 5.0], [True, True], [True, 2], (np.True_, 3)):  # [True, 2] reads as ints
         with pytest.raises(StateError, match="dice must be integers 1..6"):
             legal_afterstates(good, [dice])
