@@ -39,10 +39,12 @@ def checked_raw(raw: np.ndarray) -> np.ndarray:
     score anything else (a negative or fractional count, a NaN) as if it meant something."""
     if np.asarray(raw).dtype == np.bool_:  # a mask such as raw > 0 would be scored as one checker per point
         raise ValueError("positions are checker counts, not True/False (a mask such as raw > 0?)")
-    raw = np.ascontiguousarray(raw, dtype=np.float32)
+    given = np.asarray(raw)
+    raw = np.ascontiguousarray(given, dtype=np.float32)
     if raw.ndim != 2 or raw.shape[1] != RAW_SIZE:
         raise ValueError(f"positions must have shape [N, {RAW_SIZE}], got {list(raw.shape)}")
-    fine = are_counts(raw)
+    # Checked as given: the cast to float32 rounds 14.99999999 to 15 and 1e-46 to 0.
+    fine = are_counts(given if given.dtype.kind in "iuf" else raw)
     if not fine.all():
         raise ValueError(f"positions are checker counts, whole numbers 0..{NUM_CHECKERS} (docs/policy.md's 50 "
                          f"numbers); row {int(np.flatnonzero(~fine.all(axis=1))[0])} is not")

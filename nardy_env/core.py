@@ -701,6 +701,24 @@ def _generate(states, dice, ndice, heads_used, head_limit, block_home, capacity)
     return out_states[:m], out_moves[:m], out_nmoves[:m], offsets
 
 
+@nb.njit(cache=_CACHE, nogil=True)
+def _first_unholdable(states):
+    """The first row the compiled core cannot hold (a point outside -15..15, a borne-off count
+    outside 0..15, more than 15 of the mover's checkers), or -1: one pass, no temporaries."""
+    for i in range(states.shape[0]):
+        mover = 0
+        for j in range(NUM_POINTS):
+            v = states[i, j]
+            if v < -NUM_CHECKERS or v > NUM_CHECKERS:
+                return i
+            if v > 0:
+                mover += v
+        off, other = states[i, OFF_MOVER], states[i, OFF_OPPONENT]
+        if off < 0 or off > NUM_CHECKERS or other < 0 or other > NUM_CHECKERS or mover + off > NUM_CHECKERS:
+            return i
+    return -1
+
+
 numba_cache_placed()  # every compiled function above has its cache place
 
 
@@ -809,9 +827,10 @@ def legal_afterstates(
     with ``num_moves`` 0.
 
     ``validate=False`` skips the checks of the states' contents (for callers that
-    pass only states this module produced); shapes, whole-number dice 1..6 and the
-    bounds the compiled code needs (points -15..15, at most 15 checkers of the
-    mover's) are still checked, as it would read or write outside its arrays. ``threads``: how many threads share a large batch
+    pass only states this module produced); shapes, integer dice 1..6 and the bounds
+    the compiled code needs (points -15..15, borne-off counts 0..15, at most 15 of
+    the mover's checkers) are still checked: the compiled code would read or write
+    outside its arrays. ``threads``: how many threads share a large batch
     (default: the CPUs this process may use). A finished game (a side has
     borne off all 15) is rejected with StateError: it has no moves.
     """
@@ -873,14 +892,14 @@ def legal_continuations(
     ``validate=False`` skips the input checks (for callers that pass only
     states and counters this module's own play produced, like the checker-mode
     env), and then every argument must be an array with one entry (row) per
-    position (shapes, the dice's range and ``dice_left``'s, and the states' bounds as for
-    ``legal_afterstates`` are still checked);
+    position (shapes, integer dice 1..6, ``dice_left``'s range and the states' bounds as
+    for ``legal_afterstates`` are still checked);
     ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
     if not validate:
-        args = (_unchecked_int8(states), _unchecked_dice(dice), np.ascontiguousarray(dice_left, dtype=np.int64), np.ascontiguousarray(heads_used, dtype=np.int64),
-                np.ascontiguousarray(head_limit, dtype=np.int64))
+        args = (_unchecked_int8(states), _unchecked_dice(dice),
+                *(np.ascontiguousarray(a, dtype=np.int64) for a in (dice_left, heads_used, head_limit)))
         _check_unchecked(*args)
         return _run(*args, rules, threads)
     states = validate_states(states)
@@ -918,7 +937,7 @@ def _unchecked_int8(states: npt.ArrayLike) -> np.ndarray:
     int8 would wrap into range (271 is not 15)."""
     arr = np.asarray(states)
     if arr.dtype != np.int8:
-        if not np.issubdtype(arr.dtype, np.integer):
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
             raise StateError(f"states must be integers, got dtype {arr.dtype}")
         if arr.size and (int(arr.min()) < -128 or int(arr.max()) > 127):
             raise StateError(f"states hold {int(arr.min())}..{int(arr.max())}; a point holds "
@@ -927,12 +946,36 @@ def _unchecked_int8(states: npt.ArrayLike) -> np.ndarray:
 
 
 def _unchecked_dice(dice: npt.ArrayLike) -> np.ndarray:
-    """``dice`` as C-ordered int64 for ``validate=False``: whole numbers only (3.7 is not played as 3)."""
+    """``dice`` as C-ordered int64 for ``validate=False``: integers, as the checked call has them
+    (a float 3.7 was played as 3)."""
     arr = np.asarray(dice)
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not np.issubdtype(arr.dtype, np.floating) or not np.array_equal(arr, np.round(arr)):
-            raise StateError(f"dice must be integers 1..6, got {arr.ravel()[:4].tolist()} (dtype {arr.dtype})")
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+        raise StateError(f"dice must be integers 1..6, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _unholdable(states: np.ndarray) -> str | None:
+    """What makes the first row of ``states`` the compiled core cannot hold so, or None."""
+    try:
+        i = int(_first_unholdable(states))
+    except Exception as exc:
+        if not from_numba_cache(exc):
+            raise
+        where = getattr(getattr(_first_unholdable, "_cache", None), "_cache_path", "numba's cache folder")
+        without_numba_cache(exc, list(globals().values()), where)
+        i = int(_first_unholdable(states))
+    if i < 0:
+        return None
+    row = states[i].astype(np.int64)
+    wide = np.flatnonzero((row[:NUM_POINTS] < -NUM_CHECKERS) | (row[:NUM_POINTS] > NUM_CHECKERS))
+    if wide.size:
+        what = f"point {int(wide[0]) + 1} holds {row[wide[0]]}; a point holds -{NUM_CHECKERS}..{NUM_CHECKERS}"
+    elif not (0 <= row[OFF_MOVER] <= NUM_CHECKERS and 0 <= row[OFF_OPPONENT] <= NUM_CHECKERS):
+        what = f"borne-off counts must be 0..{NUM_CHECKERS}, got {row[NUM_POINTS:].tolist()}"
+    else:
+        mover = int(np.maximum(row[:NUM_POINTS], 0).sum() + row[OFF_MOVER])
+        what = f"the mover has {mover} checkers on board plus off, at most {NUM_CHECKERS}"
+    return f"state {i}: {what} (validate=False skips the other checks, not the bounds the compiled code needs)"
 
 
 def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray) -> None:
@@ -945,17 +988,9 @@ def _check_unchecked(states: np.ndarray, dice: np.ndarray, *counters: np.ndarray
     if states.ndim != 2 or states.shape[1] != STATE_SIZE:
         raise StateError(f"states must have shape [B, {STATE_SIZE}], got {list(states.shape)}")
     batch = states.shape[0]
-    if batch:
-        board, off = states[:, :NUM_POINTS], states[:, NUM_POINTS:]
-        mover = np.where(board > 0, board, 0).sum(axis=1, dtype=np.int64) + off[:, 0]
-        bad = ((board < -NUM_CHECKERS) | (board > NUM_CHECKERS)).any(axis=1) | (off < 0).any(axis=1) \
-            | (off > NUM_CHECKERS).any(axis=1) | (mover > NUM_CHECKERS)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise StateError(f"state {i}: {states[i].tolist()} is no position (a point holds -{NUM_CHECKERS}.."
-                             f"{NUM_CHECKERS}, a borne-off count 0..{NUM_CHECKERS}, the mover has "
-                             f"{int(mover[i])} checkers on board plus off, at most {NUM_CHECKERS}); even with "
-                             "validate=False the compiled code needs those bounds (validate_states says more)")
+    unholdable = _unholdable(states) if batch else None
+    if unholdable:
+        raise StateError(unholdable)
     if dice.shape != (batch, 2):
         raise StateError(f"dice must have shape [{batch}, 2] to match the states, got {list(dice.shape)}")
     if batch and (int(dice.min()) < 1 or int(dice.max()) > 6):

@@ -136,7 +136,7 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
     if raw.shape[-1:] != (RAW_SIZE,):
         raise ValueError(f"raw positions must have {RAW_SIZE} columns (raw_positions of the states), got shape "
                          f"{list(raw.shape)}")
-    if raw.dtype != np.float32 and raw.size and np.issubdtype(raw.dtype, np.number):
+    if raw.dtype != np.float32 and raw.size and raw.dtype.kind in "iuf":  # integers and floats
         # Checked before the cast to float32, which would round 14.99999999 to 15 and 1e-46 to 0.
         wrong = np.flatnonzero(~are_counts(raw.reshape(-1, RAW_SIZE)).all(axis=1))
         if wrong.size:

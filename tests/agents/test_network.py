@@ -388,7 +388,10 @@ def test_the_torch_evaluator_refuses_what_the_exported_policy_refuses():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # torch warned about a non-writable array
         assert np.array_equal(evaluator.outcomes(frozen), evaluator.outcomes(raw))
-    for bad in (np.full((2, 50), np.nan), -np.ones((1, 50)), np.full((1, 50), 16.0), np.full((1, 50), 0.5)):  # once scored
+    near = raw[:2].astype(np.float64)
+    near[1, 3] = 14.99999999  # float32 would round it to 15 (and 1e-46 to 0) before the check
+    for bad in (np.full((2, 50), np.nan), -np.ones((1, 50)), np.full((1, 50), 16.0), np.full((1, 50), 0.5),
+                near):  # once scored
         for score in (evaluator.outcomes, evaluator.equity):
             with pytest.raises(ValueError, match="positions are checker counts, whole numbers 0..15"):
                 score(bad)
