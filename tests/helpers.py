@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import subprocess
+import sys
+from unittest import mock
+
 import numpy as np
 
 from nardy_env import DEFAULT_RULES, Rules, parse_npn
@@ -44,3 +50,18 @@ def off(result: str) -> tuple[int, int]:
 
 def as_array(position: str) -> np.ndarray:
     return parse_npn(position)[0]
+
+
+def nardy(capsys, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """What the ``nardy`` command answers (status, stdout, stderr), from ``train.cli.main`` in this
+    process: for tests of what a command does and says, not of its process (signals, closed
+    streams, imports, environment: those, and one of each kind of command, run the command)."""
+    from train.cli import main
+
+    capsys.readouterr()
+    with contextlib.ExitStack() as stack:
+        if stdin is not None:  # read as the command reads a pipe: bytes, line by line
+            stack.enter_context(mock.patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()))))
+        status = main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(["nardy", *args], status, out.out, out.err)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nardy_env import START_NPN
-from tests.helpers import npn
+from tests.helpers import nardy, npn
 
 SECOND = "0,0,0,0,0,0,0,0,0,0,0,-15,1,0,0,0,0,0,0,0,0,0,0,14:0,0:b"
 NARDY = Path(sys.executable).parent / "nardy"
@@ -70,7 +71,7 @@ def test_moves_jsonl_pass_gives_the_same_checkers_other_side():
     assert rec["results"] == [pos[:-1] + "b"] and rec["plays"][0]["moves"] == []
 
 
-def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
+def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on(capsys):
     good = json.dumps({"position": START_NPN, "dice": [6, 5]})
     bad = [
         "not json",
@@ -87,7 +88,7 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
         json.dumps({"position": START_NPN, "dice": [6, 6], "rules": {"head_exception": []}}),
         json.dumps({"position": START_NPN, "dice": [True, "5"]}),
     ]
-    out = run("moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
+    out = nardy(capsys, "moves", "--jsonl", stdin="\n".join([good, *bad, good]) + "\n")
     assert out.returncode != 0
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(lines) == len(bad) + 2
@@ -100,10 +101,10 @@ def test_moves_jsonl_bad_lines_get_errors_and_the_command_goes_on():
     assert "over" in lines[10]["error"] and "white" in lines[10]["error"]
     assert "'rules' cannot be set per line" in lines[11]["error"] and "(--rules)" in lines[11]["error"]
     assert lines[12]["error"].endswith('got [true, "5"]')  # the caller's JSON, not Python's [True, '5']
-    near = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "Rule": {}}) + "\n")
+    near = nardy(capsys, "moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "Rule": {}}) + "\n")
     assert near.returncode == 1 and "'Rule' cannot be set per line" in json.loads(near.stdout)["error"]
     # Other keys (a request id) are ignored.
-    tagged = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "id": 7}) + "\n")
+    tagged = nardy(capsys, "moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5], "id": 7}) + "\n")
     assert tagged.returncode == 0 and json.loads(tagged.stdout)["results"]
 
 
@@ -143,10 +144,10 @@ def test_moves_for_people_draws_the_board_and_numbers_the_plays():
     assert "pips: white 349, black 360" in out.stdout
 
 
-def test_moves_for_people_reports_bad_input():
-    out = run("moves", "0,0:0,0:w", "6", "5")
+def test_moves_for_people_reports_bad_input(capsys):
+    out = nardy(capsys, "moves", "0,0:0,0:w", "6", "5")
     assert out.returncode == 2 and "bad NPN" in out.stderr
-    out = run("moves", START_NPN, "6")
+    out = nardy(capsys, "moves", START_NPN, "6")
     assert out.returncode == 2 and "two dice" in out.stderr
 
 
@@ -175,14 +176,14 @@ def test_a_position_with_both_sides_borne_off_gets_its_own_message():
         outcome(parse_npn(both)[0])  # one row: no "state :" before it
 
 
-def test_moves_rules_option_changes_the_result():
+def test_moves_rules_option_changes_the_result(capsys):
     pos = npn({24: 9, 13: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1})
     line = json.dumps({"position": pos, "dice": [3, 5]}) + "\n"
-    default = json.loads(run("moves", "--jsonl", stdin=line).stdout)
-    home = json.loads(run("moves", "--jsonl", "--rules", '{"block_rule": "home"}', stdin=line).stdout)
+    default = json.loads(nardy(capsys, "moves", "--jsonl", stdin=line).stdout)
+    home = json.loads(nardy(capsys, "moves", "--jsonl", "--rules", '{"block_rule": "home"}', stdin=line).stdout)
     assert len(home["results"]) < len(default["results"])
-    assert json.loads(run("moves", "--jsonl", "--rules", "{block_rule: home}", stdin=line).stdout) == home
-    bad = run("moves", "--jsonl", "--rules", '{"blockrule": "home"}', stdin=line)
+    assert json.loads(nardy(capsys, "moves", "--jsonl", "--rules", "{block_rule: home}", stdin=line).stdout) == home
+    bad = nardy(capsys, "moves", "--jsonl", "--rules", '{"blockrule": "home"}', stdin=line)
     assert bad.returncode == 2 and "unknown rules key" in bad.stderr and bad.stdout == ""  # no line answered
 
 
@@ -220,12 +221,12 @@ def test_bench_env_reports_vector_env_throughput():
     assert rec["seed"] == 4 and rec["rules"]["block_rule"] == "home"
 
 
-def test_bench_search_reports_cost_per_level(tmp_path):
+def test_bench_search_reports_cost_per_level(tmp_path, capsys):
     from agents.network import TDNetwork
     from agents.td import save_checkpoint
 
     save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((8,)))
-    out = run("bench", "--search", str(tmp_path), "--max-ply", "1", "--positions", "3", "--json")
+    out = nardy(capsys, "bench", "--search", str(tmp_path), "--max-ply", "1", "--positions", "3", "--json")
     assert out.returncode == 0, out.stderr
     levels = json.loads(out.stdout)["levels"]
     assert [lv["ply"] for lv in levels] == [0, 1]
@@ -236,21 +237,18 @@ def test_bench_search_reports_cost_per_level(tmp_path):
 
 
 def test_plot_draws_the_training_curve(tmp_path, capsys):
-    from train.cli import main
-
     records = [{"games_trained": g, "random": {"win_rate": w, "win_rate_ci95": [w - 0.05, w + 0.05]},
                 "heuristic": {"win_rate": w / 2, "win_rate_ci95": [w / 2 - 0.05, w / 2 + 0.05]}}
                for g, w in ((1000, 0.6), (2000, 0.8), (3000, 0.9))]
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    out = run("plot", str(tmp_path))  # the command itself, once; its refusals below in this process (main)
+    out = run("plot", str(tmp_path))  # the command itself, once; its refusals below in this process
     assert out.returncode == 0, out.stderr
     png = tmp_path / "training_curve.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
     def plot(*args: str) -> tuple[int, str]:
-        capsys.readouterr()
-        status = main(["plot", *args])
-        return status, capsys.readouterr().err
+        out = nardy(capsys, "plot", *args)
+        return out.returncode, out.stderr
 
     status, err = plot(str(tmp_path / "missing"))  # a folder that is not there is said to be missing
     assert status == 2 and "missing: there is no such file or folder (give a run directory" in err
@@ -495,21 +493,21 @@ def test_moves_jsonl_agrees_with_the_reference_on_random_game_positions():
     (("bench", "--search", "heuristic"), None, "a bot does not search"),
     (("bench", "--search", "checkpoints/default", "--games", "10"), None, "--games does not apply to --search"),
 ])
-def test_conflicting_options_are_errors_not_silently_resolved(args, stdin, message):
-    out = run(*args, stdin=stdin)
+def test_conflicting_options_are_errors_not_silently_resolved(args, stdin, message, capsys):
+    out = nardy(capsys, *args, stdin=stdin)
     assert out.returncode == 2, out.stdout
     assert message in out.stderr
 
 
-def test_version_and_set_errors_that_name_their_source():
+def test_version_and_set_errors_that_name_their_source(capsys):
     from importlib.metadata import version
 
     import nardy_env
 
-    out = run("--version")
+    out = nardy(capsys, "--version")
     assert nardy_env.__version__ == version("nardy")
     assert out.returncode == 0 and out.stdout.strip() == f"nardy {nardy_env.__version__}"
-    out = run("train", "--config", "configs/smoke.yaml", "--set", "actors=abc")
+    out = nardy(capsys, "train", "--config", "configs/smoke.yaml", "--set", "actors=abc")
     assert out.returncode == 2 and "with --set actors" in out.stderr and "must be an integer" in out.stderr
 
 
@@ -521,10 +519,10 @@ def test_short_matches_use_one_worker_by_default():
     assert 1 <= default_workers(100_000) <= (os.cpu_count() or 1)
 
 
-def test_shipped_policy_ranks_winning_now_first_for_black_too():
+def test_shipped_policy_ranks_winning_now_first_for_black_too(capsys):
     """A saturated unfinished result sorts before the win for black; the graph keeps it below."""
     line = json.dumps({"position": "0,0,0,0,0,0,0,0,0,0,0,0,-1,0,0,0,-1,0,0,0,0,0,0,15:0,13:b", "dice": [5, 1]})
-    out = run("hint", "--jsonl", "--policy", "checkpoints/default", stdin=line + "\n")
+    out = nardy(capsys, "hint", "--jsonl", "--policy", "checkpoints/default", stdin=line + "\n")
     assert out.returncode == 0, out.stderr
     ranked = json.loads(out.stdout)["ranked"]
     assert ranked[0]["result"].endswith(":0,15:w") and ranked[0]["equity"] == 2.0
@@ -630,35 +628,35 @@ def test_sigterm_stops_a_match_and_its_worker_processes(how):
                     os.kill(w, signal.SIGKILL)
 
 
-def test_eval_chunk_pairs_reproduces_a_python_result():
+def test_eval_chunk_pairs_reproduces_a_python_result(capsys):
     """A result made with another chunk_pairs (it decides a randomising player's draws) is reproducible."""
     from train.evaluate import evaluate
 
-    out = run("eval", "random", "race", "--games", "40", "--seed", "3", "--chunk-pairs", "5", "--json")
+    out = nardy(capsys, "eval", "random", "race", "--games", "40", "--seed", "3", "--chunk-pairs", "5", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == json.loads(json.dumps(
         evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()))
-    default = json.loads(run("eval", "random", "race", "--games", "40", "--seed", "3", "--json").stdout)
+    default = json.loads(nardy(capsys, "eval", "random", "race", "--games", "40", "--seed", "3", "--json").stdout)
     assert default["chunk_pairs"] == 100
 
 
-def test_eval_writes_game_records(tmp_path):
-    out = run("eval", "race", "heuristic", "--games", "4", "--seed", "3", "--records", str(tmp_path / "games.jsonl"))
+def test_eval_writes_game_records(tmp_path, capsys):
+    out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--seed", "3", "--records", str(tmp_path / "games.jsonl"))
     assert out.returncode == 0, out.stderr
     assert f"game records: {tmp_path / 'games.jsonl'} (4 games, one JSON line each)" in out.stdout
     records = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
     assert [r["game"] for r in records] == [0, 1, 2, 3] and records[0]["white"] == "race"
-    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "nowhere" / "g.jsonl"))
+    out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "nowhere" / "g.jsonl"))
     assert out.returncode == 2 and "folder" in out.stderr and "does not exist" in out.stderr
-    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path))
+    out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path))
     assert out.returncode == 2 and "is a folder; give a file name" in out.stderr
     # A trailing slash names a folder: once a file "new" was written for "new/", and "g.jsonl/" replaced g.jsonl.
     for name in ("new/", "games.jsonl/"):
-        out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / name) + "/")
+        out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / name) + "/")
         assert out.returncode == 2 and "names a folder; give a file name" in out.stderr, out.stderr
     assert not (tmp_path / "new").exists() and len((tmp_path / "games.jsonl").read_text().splitlines()) == 4
     (tmp_path / "afile").write_text("x")
-    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "afile" / "g.jsonl"))
+    out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--records", str(tmp_path / "afile" / "g.jsonl"))
     assert out.returncode == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in out.stderr
 
 
@@ -724,10 +722,10 @@ def test_eval_records_through_dev_stdout_into_a_file_come_before_the_summary(tmp
     assert json.loads(lines[-1])["games"] == 4 and len(lines) == 5
 
 
-def test_a_records_link_into_a_missing_folder_is_refused_before_the_match(tmp_path):
+def test_a_records_link_into_a_missing_folder_is_refused_before_the_match(tmp_path, capsys):
     link = tmp_path / "records.jsonl"
     link.symlink_to(tmp_path / "gone" / "records.jsonl")
-    out = run("eval", "race", "heuristic", "--games", "4", "--records", str(link))
+    out = nardy(capsys, "eval", "race", "heuristic", "--games", "4", "--records", str(link))
     assert out.returncode == 2 and "does not exist" in out.stderr and "gone" in out.stderr
 
 
@@ -753,7 +751,6 @@ def test_jsonl_answers_an_overlong_line_with_an_error_and_goes_on():
 
 
 def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
-    import io
 
     import train.cli
 
@@ -772,7 +769,7 @@ def test_jsonl_answers_a_line_whatever_failed_on_it(monkeypatch, capsys):
     assert second == {"ok": True}
 
 
-def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys():
+def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys(capsys):
     import train.moves
 
     for key in ("Rule", "rules", "RULES", "--ply", "Ply", "plies", "top", "players", "Policy", "policies", "filter",
@@ -795,8 +792,8 @@ def test_only_near_misses_of_stream_options_are_refused_not_a_callers_own_keys()
     for key in ("plays", "reply", "apply", "topic", "topies", "stop", "ruleset", "policy_id", "id", "k" * 100_000):
         line = json.dumps({"position": START_NPN, "dice": [6, 5], key: 1})
         assert train.moves.moves_record(line)["results"]
-    piped = run("moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5]}) + "\n")
-    out = run("hint", "--jsonl", "--player", "heuristic", stdin=piped.stdout)
+    piped = nardy(capsys, "moves", "--jsonl", stdin=json.dumps({"position": START_NPN, "dice": [6, 5]}) + "\n")
+    out = nardy(capsys, "hint", "--jsonl", "--player", "heuristic", stdin=piped.stdout)
     assert out.returncode == 0 and json.loads(out.stdout)["ranked"], out.stdout
 
 
@@ -936,46 +933,46 @@ def test_an_error_that_is_not_a_failed_write_keeps_its_traceback(monkeypatch, ca
         cli.main(["bench", "--games", "1"])
 
 
-def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_path):
+def test_usage_errors_are_caught_before_any_work_and_alike_across_commands(tmp_path, capsys):
     # No option prefixes: `--game` is not `--games` (a later option would break such a script).
-    out = run("eval", "--game", "10", "random", "race")
+    out = nardy(capsys, "eval", "--game", "10", "random", "race")
     assert out.returncode == 2 and "unrecognized arguments: --game" in out.stderr
     # ...said by the command's own parser, with its usage and the option most likely meant.
     assert "nardy eval: error:" in out.stderr and "usage: nardy eval" in out.stderr
     assert "(did you mean --games?)" in out.stderr
-    out = run("moves", START_NPN, "6", "5", "--ply", "1")  # an option of other commands only
+    out = nardy(capsys, "moves", START_NPN, "6", "5", "--ply", "1")  # an option of other commands only
     assert out.returncode == 2 and "usage: nardy moves" in out.stderr
     assert "(--ply is an option of nardy hint, nardy play, not of nardy moves)" in out.stderr
-    out = run("--json", "eval", "random", "race")  # the command's own option, before its name
+    out = nardy(capsys, "--json", "eval", "random", "race")  # the command's own option, before its name
     assert out.returncode == 2 and "--json comes before the command's name: options go after it" in out.stderr
-    out = run("eval", "random", "race", "--", "--games", "4")  # after the name, but made positional by --
+    out = nardy(capsys, "eval", "random", "race", "--", "--games", "4")  # after the name, but made positional by --
     assert out.returncode == 2 and "(after '--' every argument is a positional one)" in out.stderr
     assert "options go after" not in out.stderr
-    out = run("--games", "4", "eval", "random", "race")  # not "invalid choice: '4'"
+    out = nardy(capsys, "--games", "4", "eval", "random", "race")  # not "invalid choice: '4'"
     assert out.returncode == 2 and ("--games comes before the command's name: options go after it, nardy eval ... "
                                     "--games") in out.stderr and "usage: nardy eval" in out.stderr
-    assert run("--version").returncode == 0 and run("-h").returncode == 0  # nardy's own options stay where they are
-    out = run("eval", "random", "race", "--version")
+    assert nardy(capsys, "--version").returncode == 0 and nardy(capsys, "-h").returncode == 0  # nardy's own options stay where they are
+    out = nardy(capsys, "eval", "random", "race", "--version")
     assert out.returncode == 2 and "(the version is nardy --version's)" in out.stderr
     # An empty --rules (an unset shell variable) is named, not read as the defaults.
-    out = run("moves", START_NPN, "6", "5", "--rules", "")
+    out = nardy(capsys, "moves", START_NPN, "6", "5", "--rules", "")
     assert out.returncode == 2 and "--rules is empty" in out.stderr
     # Bad JSON is shown as received: here the shell ate the quotes the user typed.
-    out = run("moves", START_NPN, "6", "5", "--rules", "{block_rule:home}")
+    out = nardy(capsys, "moves", START_NPN, "6", "5", "--rules", "{block_rule:home}")
     assert out.returncode == 2 and ("--rules is not valid JSON: Expecting property name enclosed in double quotes at "
                                     "column 2 of '{block_rule:home}' (quote the whole object") in out.stderr
     # nardy export: '-' is no folder; bad numbers are usage errors (2), found before any loading.
-    out = run("export", "default", "--out", "-")
+    out = nardy(capsys, "export", "default", "--out", "-")
     assert out.returncode == 2 and "--out -: give a folder" in out.stderr and not Path("-").exists()
     for option, value in (("--tolerance", "-1"), ("--tolerance", "nan"), ("--positions", "0"), ("--opset", "0")):
-        out = run("export", "default", "--out", str(tmp_path / "x"), option, value)
+        out = nardy(capsys, "export", "default", "--out", str(tmp_path / "x"), option, value)
         assert out.returncode == 2 and f"argument {option}" in out.stderr, (option, out.stderr)
     assert not (tmp_path / "x").exists()
     # Pictures are PNG files, named so; '-' gets the same message everywhere.
-    out = run("plot", str(Path(__file__).resolve().parents[2] / "checkpoints/default"), "--out",
+    out = nardy(capsys, "plot", str(Path(__file__).resolve().parents[2] / "checkpoints/default"), "--out",
               str(tmp_path / "curve.jpg"))
     assert out.returncode == 2 and "give a name ending in .png" in out.stderr
-    out = run("ladder", "random", "race", "--games", "2", "--png", "-")
+    out = nardy(capsys, "ladder", "random", "race", "--games", "2", "--png", "-")
     assert out.returncode == 2 and "--png -: give a file name" in out.stderr
     # ... and the /dev/stdout that message suggests is taken, whatever its name says.
     cmd = [str(NARDY)] if NARDY.exists() else [sys.executable, "-m", "train.cli"]
@@ -1125,7 +1122,7 @@ def test_pictures_of_names_beyond_ascii_use_a_font_that_has_their_letters(monkey
         plots._canvas(10, 10, 15, 13, ["мой бот"])
 
 
-def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
+def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path, capsys):
     # Standard error closed (2>&-): the messages go nowhere, never into the output.
     cmd = str(NARDY) if NARDY.exists() else f"{sys.executable} -m train.cli"
     out = subprocess.run(["bash", "-c", f"{cmd} eval heuristic nobody --games 2 2>&-"], capture_output=True,
@@ -1138,7 +1135,7 @@ def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
                  ("export", "default", "--out", long),
                  ("hint", "--policy", long, START_NPN, "6", "5"),
                  ("eval", long + ".pt", "random", "--games", "2")):
-        out = run(*args)
+        out = run(*args)  # a fresh process: its one line is all it says
         assert out.returncode == 2, (args, out.stderr)
         assert "Traceback" not in out.stderr and "file name too long (" in out.stderr, (args, out.stderr)
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
@@ -1146,7 +1143,7 @@ def test_hostile_surroundings_give_one_line_and_the_documented_status(tmp_path):
     from agents.files import TEMP_NAME_EXTRA
 
     longest = os.pathconf(tmp_path, "PC_NAME_MAX") - TEMP_NAME_EXTRA
-    out = run("eval", "random", "race", "--games", "2", "--records", str(tmp_path / ("r" * (longest + 1))))
+    out = nardy(capsys, "eval", "random", "race", "--games", "2", "--records", str(tmp_path / ("r" * (longest + 1))))
     assert out.returncode == 2 and f"the file name is too long (at most {longest} bytes here)" in out.stderr, out.stderr
 
 

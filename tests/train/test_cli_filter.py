@@ -7,21 +7,21 @@ import json
 import pytest
 
 from nardy_env import START_NPN
-from tests.train.test_cli import run
+from tests.helpers import nardy
 
 # A mid-game 4-2 for white with many plays, so filters of 1, 3 and 5 search different numbers of them.
 MID = "0,0,0,0,0,2,0,0,3,0,-2,-9,1,0,-2,0,0,0,-2,0,0,2,0,7:0,0:w"
 
 
-def _ranked(*options: str) -> list[dict]:
+def _ranked(capsys, *options: str) -> list[dict]:
     line = json.dumps({"position": MID, "dice": [4, 2]})
-    out = run("hint", "--jsonl", "--player", "default", "--ply", "1", *options, stdin=line + "\n")
+    out = nardy(capsys, "hint", "--jsonl", "--player", "default", "--ply", "1", *options, stdin=line + "\n")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)["ranked"]
 
 
-def test_hint_searches_the_best_k_plays_by_zero_ply_and_no_more():
-    default, one, three = _ranked(), _ranked("--filter", "1"), _ranked("--filter", "3")
+def test_hint_searches_the_best_k_plays_by_zero_ply_and_no_more(capsys):
+    default, one, three = _ranked(capsys), _ranked(capsys, "--filter", "1"), _ranked(capsys, "--filter", "3")
     assert len(default) == len(one) == len(three) > 5
     assert [r["ply"] for r in default].count(1) == 5  # the filter's default
     assert [r["ply"] for r in one] == [1] + [0] * (len(one) - 1)
@@ -44,30 +44,30 @@ def test_hint_searches_the_best_k_plays_by_zero_ply_and_no_more():
     (("bench", "--search", "default", "--max-ply", "0", "--filter", "2"), "--max-ply 0 measures 0-ply alone"),
     (("moves", START_NPN, "6", "5", "--filter", "2"), "(--filter is an option of nardy bench, nardy hint, nardy play"),
 ])
-def test_a_filter_where_nothing_searches_is_refused(args, words):
-    out = run(*args, stdin="")
+def test_a_filter_where_nothing_searches_is_refused(args, words, capsys):
+    out = nardy(capsys, *args, stdin="")
     assert out.returncode == 2 and words in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_your_own_searching_player_takes_a_filter(tmp_path):
+def test_your_own_searching_player_takes_a_filter(tmp_path, capsys):
     """What is filtered goes by the player loaded, not by its name: your own FILE.py:NAME may be a
     SearchPlayer that searches (it cannot be named with @N)."""
     (tmp_path / "mine.py").write_text("from nardy_env.players import load_player\n"
                                       "DEEP = load_player('default@1')\nFLAT = load_player('default')\n")
     line = json.dumps({"position": MID, "dice": [4, 2]}) + "\n"
-    out = run("hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:DEEP", "--filter", "2", stdin=line)
+    out = nardy(capsys, "hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:DEEP", "--filter", "2", stdin=line)
     assert out.returncode == 0, out.stderr
     assert [r["ply"] for r in json.loads(out.stdout)["ranked"]][:3] == [1, 1, 0]
-    out = run("hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:FLAT", "--filter", "2", stdin=line)
+    out = nardy(capsys, "hint", "--jsonl", "--player", f"{tmp_path / 'mine.py'}:FLAT", "--filter", "2", stdin=line)
     assert out.returncode == 2 and "plays at 0-ply, where nothing is filtered" in out.stderr, out.stderr
 
 
-def test_bench_search_reports_the_filter_it_measured():
-    out = run("bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--filter", "1", "--json")
+def test_bench_search_reports_the_filter_it_measured(capsys):
+    out = nardy(capsys, "bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--filter", "1", "--json")
     assert out.returncode == 0, out.stderr
     narrow = json.loads(out.stdout.splitlines()[-1])
-    out = run("bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--json")
+    out = nardy(capsys, "bench", "--search", "default", "--max-ply", "1", "--positions", "4", "--json")
     assert out.returncode == 0, out.stderr
     wide = json.loads(out.stdout.splitlines()[-1])
     assert narrow["filter_k"] == 1 and wide["filter_k"] == 5  # the player's own, unless told

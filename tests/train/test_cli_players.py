@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nardy_env import START_NPN
+from tests.helpers import nardy
 from tests.train.test_cli import SECOND, run
 
 
@@ -27,24 +28,24 @@ def test_eval_json_last_line_has_the_match_statistics():
     assert rec["games"] == 40 and len(rec["ci95"]) == 2 and rec["ci95"][0] <= rec["points_per_game"] <= rec["ci95"][1]
 
 
-def test_eval_table_for_people():
-    out = run("eval", "heuristic", "race", "--games", "20", "--workers", "1")
+def test_eval_table_for_people(capsys):
+    out = nardy(capsys, "eval", "heuristic", "race", "--games", "20", "--workers", "1")
     assert out.returncode == 0, out.stderr
     assert "points per game" in out.stdout and "95% CI" in out.stdout and "wins by mars" in out.stdout
     assert "heuristic as white" in out.stdout and "plies (sd" in out.stdout
 
 
-def test_eval_with_an_unknown_player_says_so():
-    out = run("eval", "nobody", "race", "--games", "20")
+def test_eval_with_an_unknown_player_says_so(capsys):
+    out = nardy(capsys, "eval", "nobody", "race", "--games", "20")
     assert out.returncode == 2 and "no player named 'nobody'" in out.stderr
-    out = run("eval", "random@1", "race", "--games", "20")
+    out = nardy(capsys, "eval", "random@1", "race", "--games", "20")
     assert out.returncode == 2 and "random does not search" in out.stderr
-    out = run("eval", "race", "random", "--games", "21")
+    out = nardy(capsys, "eval", "race", "random", "--games", "21")
     assert out.returncode == 2 and "even" in out.stderr
 
 
 
-def test_bad_numbers_are_refused_before_anything_runs():
+def test_bad_numbers_are_refused_before_anything_runs(capsys):
     for args, words in ((("eval", "race", "random", "--seed", "-1"), "--seed: must be from 0 to 2**32 - 1"),
                         (("ladder", "race", "random", "--seed", "-1"), "--seed: must be from 0 to 2**32 - 1"),
                         (("eval", "race", "random", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),
@@ -62,22 +63,22 @@ def test_bad_numbers_are_refused_before_anything_runs():
                         (("bench", "--env", "--threads", "1"), "rules core benchmark only"),
                         (("ladder", "race", "random", "--png", "chart.txt"), "ending in .png"),
                         (("ladder", "race", "random", "--png", "/no/such/dir/chart.png"), "does not exist")):
-        out = run(*args, stdin="")
+        out = nardy(capsys, *args, stdin="")
         assert out.returncode != 0, args
         assert words in out.stderr, (args, out.stderr)
         assert "Traceback" not in out.stderr
 
 
-def test_eval_json_is_strict_json_even_for_one_pair():
-    out = run("eval", "heuristic", "heuristic", "--games", "2", "--json", "--workers", "1")
+def test_eval_json_is_strict_json_even_for_one_pair(capsys):
+    out = nardy(capsys, "eval", "heuristic", "heuristic", "--games", "2", "--json", "--workers", "1")
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout.splitlines()[-1], parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
     assert -2 <= rec["ci95"][0] <= rec["ci95"][1] <= 2 and 0 <= rec["win_rate_ci95"][0] <= 1
 
 
-def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
+def test_ladder_prints_a_markdown_table_and_ratings(tmp_path, capsys):
     png = tmp_path / "ladder.png"
-    out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
+    out = nardy(capsys, "ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
     assert out.returncode == 0, out.stderr
     assert "| A | B | games |" in out.stdout and "| player | linear rating" in out.stdout and "fit of the ratings" in out.stdout
     assert out.stdout.count("| random |") >= 1
@@ -148,9 +149,9 @@ def test_an_interrupted_ladder_says_the_matches_that_had_finished(monkeypatch, c
     assert row.startswith("| random | race | 4 | " + f"{real('random', 'race', 4, seed=3, workers=1).summary()['points_per_game']:+.3f}")
 
 
-def test_hint_jsonl_ranks_every_result():
+def test_hint_jsonl_ranks_every_result(capsys):
     line = json.dumps({"position": SECOND, "dice": [3, 1]})
-    out = run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\nnot json\n")
+    out = nardy(capsys, "hint", "--jsonl", "--player", "heuristic", stdin=line + "\nnot json\n")
     assert out.returncode != 0  # the bad line
     rec, err = [json.loads(x) for x in out.stdout.splitlines()]
     assert "error" in err
@@ -160,12 +161,12 @@ def test_hint_jsonl_ranks_every_result():
     assert equities == sorted(equities, reverse=True)
 
 
-def test_hint_outcomes_are_searched_to_the_ply_of_the_equity_and_add_up_to_it():
+def test_hint_outcomes_are_searched_to_the_ply_of_the_equity_and_add_up_to_it(capsys):
     # The race of docs/agents.md: the plays that leave nothing off lose a mars to any double from
     # 2-2 up (5/36), which the network alone puts far lower; searched to 2-ply, outcomes are the exact chance.
     race = "0,0,0,4,5,5,0,1,0,0,0,0,-1,-1,-1,0,0,0,0,0,0,0,0,0:0,12:w"
     line = json.dumps({"position": race, "dice": [6, 2]})
-    out = run("hint", "--jsonl", "--ply", "2", stdin=line + "\n")
+    out = nardy(capsys, "hint", "--jsonl", "--ply", "2", stdin=line + "\n")
     assert out.returncode == 0, out.stderr
     ranked = json.loads(out.stdout)["ranked"]
     assert [r["ply"] for r in ranked] == [2] * 4
@@ -218,31 +219,31 @@ def test_hint_never_reports_a_negative_zero_equity():
     assert {r["ply"] for r in ranked} == {1}
 
 
-def test_hint_jsonl_top_cuts_the_ranking_only_when_given():
+def test_hint_jsonl_top_cuts_the_ranking_only_when_given(capsys):
     line = json.dumps({"position": "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b", "dice": [6, 2]})
-    every = json.loads(run("hint", "--jsonl", "--player", "heuristic", stdin=line + "\n").stdout)
+    every = json.loads(nardy(capsys, "hint", "--jsonl", "--player", "heuristic", stdin=line + "\n").stdout)
     assert len(every["ranked"]) == len(every["results"]) == 3
-    top = json.loads(run("hint", "--jsonl", "--player", "heuristic", "--top", "2", stdin=line + "\n").stdout)
+    top = json.loads(nardy(capsys, "hint", "--jsonl", "--player", "heuristic", "--top", "2", stdin=line + "\n").stdout)
     assert top["ranked"] == every["ranked"][:2]  # --top, when given, cuts the list for programs too
 
 
-def test_hint_for_people_shows_a_ranked_table():
-    out = run("hint", START_NPN, "6", "5", "--player", "race")
+def test_hint_for_people_shows_a_ranked_table(capsys):
+    out = nardy(capsys, "hint", START_NPN, "6", "5", "--player", "race")
     assert out.returncode == 0, out.stderr
     assert "race's ranking of 1 legal play:" in out.stdout and "24/18 18/13" in out.stdout
 
 
-def test_hint_table_columns_obey_the_equity_formula_its_header_states():
+def test_hint_table_columns_obey_the_equity_formula_its_header_states(capsys):
     """The table's win and lose include mars (unlike --jsonl's outcomes[0] and [2]), and its header
     says how the columns make the equity: each row must obey what the header states."""
     spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"
-    out = run("hint", spread, "6", "3", "--top", "6")
+    out = nardy(capsys, "hint", spread, "6", "3", "--top", "6")
     assert out.returncode == 0, out.stderr
     assert "equity = win + win-mars - lose - lose-mars" in out.stdout
     rows = [line.split() for line in out.stdout.splitlines() if re.match(r"\s+\d+\s+[+-]\d", line)]
     assert len(rows) == 6
     line = json.dumps({"position": spread, "dice": [6, 3]})
-    ranked = json.loads(run("hint", "--jsonl", "--top", "6", stdin=line + "\n").stdout)["ranked"]
+    ranked = json.loads(nardy(capsys, "hint", "--jsonl", "--top", "6", stdin=line + "\n").stdout)["ranked"]
     for row, entry in zip(rows, ranked, strict=True):
         equity, win, win_mars, lose, lose_mars = map(float, row[1:6])
         assert abs(win + win_mars - lose - lose_mars - equity) < 2.5e-3, row
@@ -251,12 +252,12 @@ def test_hint_table_columns_obey_the_equity_formula_its_header_states():
         assert abs(win - (o[0] + o[1])) < 1e-3 and abs(lose - (o[2] + o[3])) < 1e-3, (row, o)
 
 
-def test_hint_for_people_says_which_rows_the_move_filter_left_unsearched():
+def test_hint_for_people_says_which_rows_the_move_filter_left_unsearched(capsys):
     spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"  # 24 plays of 6-3
-    out = run("hint", spread, "6", "3", "--ply", "1", "--top", "8")
+    out = nardy(capsys, "hint", spread, "6", "3", "--ply", "1", "--top", "8")
     assert out.returncode == 0, out.stderr
     assert "(the best 5 by 0-ply were searched; the rows at ply 0 below them were not" in out.stdout
-    out = run("hint", spread, "6", "3", "--ply", "0", "--top", "8")  # nothing searched: nothing to say
+    out = nardy(capsys, "hint", spread, "6", "3", "--ply", "0", "--top", "8")  # nothing searched: nothing to say
     assert out.returncode == 0 and "were searched" not in out.stdout
 
 
@@ -317,11 +318,11 @@ def test_bots_play_what_hint_ranks_first():
             assert top == format_npn(flip(chosen), Color(side).other), (bot.name, i)
 
 
-def test_hint_refuses_a_player_that_does_not_score_plays():
+def test_hint_refuses_a_player_that_does_not_score_plays(capsys):
     from nardy_env.players import RandomPlayer
     from train.hint import can_rank, rank_plays
 
-    out = run("hint", START_NPN, "3", "1", "--player", "random")
+    out = nardy(capsys, "hint", START_NPN, "3", "1", "--player", "random")
     assert out.returncode == 2 and "random chooses plays without scoring them" in out.stderr
     assert "or give your player an equities(found) method" in out.stderr
     assert not can_rank(RandomPlayer())
@@ -329,13 +330,13 @@ def test_hint_refuses_a_player_that_does_not_score_plays():
         rank_plays(RandomPlayer(), START_NPN, [3, 1])
 
 
-def test_a_position_starting_with_a_minus_sign_is_a_position_not_an_option():
+def test_a_position_starting_with_a_minus_sign_is_a_position_not_an_option(capsys):
     """Black on point 1 makes the NPN start with '-', which argparse would take for an option."""
     npn = "-1,0,0,0,0,0,0,0,0,1,0,-14,0,0,0,0,0,0,1,0,0,0,0,13:0,0:b"
-    out = run("moves", npn, "6", "2")
+    out = nardy(capsys, "moves", npn, "6", "2")
     assert out.returncode == 0, out.stderr
     assert "3 legal plays" in out.stdout
-    out = run("hint", npn, "6", "2", "--player", "heuristic", "--top", "1")
+    out = nardy(capsys, "hint", npn, "6", "2", "--player", "heuristic", "--top", "1")
     assert out.returncode == 0 and "heuristic's ranking of 3 legal plays" in out.stdout
 
 
@@ -358,53 +359,53 @@ def home_player(tmp_path_factory):
                                Rules(block_rule="home")))
 
 
-def test_a_player_plays_under_its_own_rules_unless_told_otherwise(home_player):
+def test_a_player_plays_under_its_own_rules_unless_told_otherwise(home_player, capsys):
     line = json.dumps({"position": BLOCK, "dice": [6, 1]}) + "\n"
-    own = run("hint", "--jsonl", "--player", home_player, stdin=line)
+    own = nardy(capsys, "hint", "--jsonl", "--player", home_player, stdin=line)
     assert own.returncode == 0, own.stderr
     assert len(json.loads(own.stdout)["results"]) == 4  # 8/7 is not among them
     assert 'playing under the rules' in own.stderr and '"block_rule": "home"' in own.stderr
-    told = run("hint", "--jsonl", "--player", home_player, "--rules", "{}", stdin=line)
+    told = nardy(capsys, "hint", "--jsonl", "--player", home_player, "--rules", "{}", stdin=line)
     assert len(json.loads(told.stdout)["results"]) == 6
     assert "never learnt" in told.stderr and told.stderr.count("never learnt") == 1
-    out = run("eval", home_player, "random", "--games", "2", "--json")
+    out = nardy(capsys, "eval", home_player, "random", "--games", "2", "--json")
     assert out.returncode == 0, out.stderr
-    table = run("eval", home_player, "random", "--games", "2").stdout
+    table = nardy(capsys, "eval", home_player, "random", "--games", "2").stdout
     assert re.search(r'\n  rules +\{.*"block_rule": "home"', table)
-    assert "rules" not in run("eval", "race", "random", "--games", "2").stdout
+    assert "rules" not in nardy(capsys, "eval", "race", "random", "--games", "2").stdout
     assert json.loads(out.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
     # Bots carry no rules: the default rules stand, and nothing is said about them.
-    bots = run("eval", "race", "random", "--games", "2", "--json")
+    bots = nardy(capsys, "eval", "race", "random", "--games", "2", "--json")
     assert json.loads(bots.stdout.splitlines()[-1])["rules"]["block_rule"] == "ahead"
     assert "playing under" not in bots.stderr
 
 
-def test_players_trained_under_different_rules_need_rules_chosen(home_player):
-    out = run("eval", home_player, "default", "--games", "2")
+def test_players_trained_under_different_rules_need_rules_chosen(home_player, capsys):
+    out = nardy(capsys, "eval", home_player, "default", "--games", "2")
     assert out.returncode == 2
     assert "trained under different rules" in out.stderr and "--rules" in out.stderr
-    chosen = run("eval", home_player, "default", "--games", "2", "--json", "--rules", '{"block_rule": "home"}')
+    chosen = nardy(capsys, "eval", home_player, "default", "--games", "2", "--json", "--rules", '{"block_rule": "home"}')
     assert chosen.returncode == 0, chosen.stderr
     assert json.loads(chosen.stdout.splitlines()[-1])["rules"]["block_rule"] == "home"
 
 
-def test_your_own_player_file_on_the_command_line(tmp_path):
+def test_your_own_player_file_on_the_command_line(tmp_path, capsys):
     (tmp_path / "my_agent.py").write_text(
         "import numpy as np\n\n\ndef first(states, found, rng):\n    return np.zeros(len(states), dtype=np.int64)\n")
-    out = run("eval", f"{tmp_path / 'my_agent.py'}:first", "race", "--games", "4", "--json")
+    out = nardy(capsys, "eval", f"{tmp_path / 'my_agent.py'}:first", "race", "--games", "4", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1])["player_a"] == f"{tmp_path / 'my_agent.py'}:first"
-    out = run("eval", f"{tmp_path / 'my_agent.py'}:missing", "race", "--games", "4")
+    out = nardy(capsys, "eval", f"{tmp_path / 'my_agent.py'}:missing", "race", "--games", "4")
     assert out.returncode == 2 and "has no 'missing'" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_a_player_that_fails_in_play_is_named_in_one_line_not_a_traceback(tmp_path):
+def test_a_player_that_fails_in_play_is_named_in_one_line_not_a_traceback(tmp_path, capsys):
     """Its code raising, or an answer out of range, also from a worker process: exit 2 and one
     line naming the player, the line of its code that raised and where in the match."""
     (tmp_path / "broken.py").write_text(
         "class Raises:\n    def choose(self, states, found, rng):\n        return {}['missing']\n\n\n"
         "class TooFar:\n    def choose(self, states, found, rng):\n        return found.counts()\n")
-    out = run("eval", f"{tmp_path / 'broken.py'}:Raises", "race", "--games", "4")
+    out = nardy(capsys, "eval", f"{tmp_path / 'broken.py'}:Raises", "race", "--games", "4")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert (f"nardy eval: player '{tmp_path / 'broken.py'}:Raises' raised KeyError: 'missing' "
             f"(file \"{tmp_path / 'broken.py'}\", line 3, in choose) [playing as A; at ply 1 of pair 0's game"
@@ -416,23 +417,23 @@ def test_a_player_that_fails_in_play_is_named_in_one_line_not_a_traceback(tmp_pa
         out.stderr  # whichever worker's chunk failed first
 
 
-def test_an_opponent_that_fails_in_play_ends_the_game_with_one_line(tmp_path):
+def test_an_opponent_that_fails_in_play_ends_the_game_with_one_line(tmp_path, capsys):
     (tmp_path / "broken.py").write_text("class Raises:\n    def choose(self, states, found, rng):\n"
                                         "        return {}['missing']\n")
-    out = run("play", "--against", f"{tmp_path / 'broken.py'}:Raises", "--seed", "3", stdin="1\ny\n")
+    out = nardy(capsys, "play", "--against", f"{tmp_path / 'broken.py'}:Raises", "--seed", "3", stdin="1\ny\n")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert (f"nardy play: player '{tmp_path / 'broken.py'}:Raises' raised KeyError: 'missing' "
             f"(file \"{tmp_path / 'broken.py'}\", line 3, in choose)") in out.stderr, out.stderr
 
 
-def test_hint_names_a_player_that_has_no_name(tmp_path):
+def test_hint_names_a_player_that_has_no_name(tmp_path, capsys):
     """A scoring player of your own without a name attribute (slots): named by its spec."""
     (tmp_path / "slotted.py").write_text(
         "import numpy as np\n\n\nclass Scorer:\n    __slots__ = ()\n\n"
         "    def choose(self, states, found, rng):\n        return np.zeros(len(states), dtype=np.int64)\n\n"
         "    def equities(self, found):\n        return found.states[:, 24].astype(float)\n")
     spec = f"{tmp_path / 'slotted.py'}:Scorer"
-    out = run("hint", "--player", spec, START_NPN, "6", "5")
+    out = nardy(capsys, "hint", "--player", spec, START_NPN, "6", "5")
     assert out.returncode == 0, out.stderr
     assert f"{spec}'s ranking of" in out.stdout
 
@@ -497,15 +498,15 @@ def test_a_player_that_cannot_be_found_shows_the_plugin_warnings_that_may_say_wh
     assert out.returncode == 0 and out.stderr.count(said) == 1, out.stderr
 
 
-def test_a_player_file_with_the_wrong_signature_is_one_line_at_load(tmp_path):
+def test_a_player_file_with_the_wrong_signature_is_one_line_at_load(tmp_path, capsys):
     (tmp_path / "mine.py").write_text("import numpy as np\n\n\ndef two(states, found):\n"
                                       "    return np.zeros(len(states), dtype=np.int64)\n")
-    out = run("eval", f"{tmp_path / 'mine.py'}:two", "race", "--games", "2")
+    out = nardy(capsys, "eval", f"{tmp_path / 'mine.py'}:two", "race", "--games", "2")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "two(states, found) cannot be called as a player" in out.stderr
 
 
-def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path):
+def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path, capsys):
     (tmp_path / "eq.py").write_text(
         "import numpy as np\n\n\nclass Short:\n    def choose(self, states, found, rng):\n"
         "        return np.zeros(len(states), dtype=np.int64)\n\n    def equities(self, found):\n"
@@ -515,22 +516,22 @@ def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path):
     for name, said in (("Short", r"returned equities of shape \(0,\) for 1 play: .* shape \(1,\)"),
                        ("Raises", r"raised RuntimeError: no idea \(file .*eq.py\", line 14, in equities\)"),
                        ("NotANumber", r"returned equity nan for play 0: equities must be finite numbers")):
-        out = run("hint", "--player", f"{tmp_path / 'eq.py'}:{name}", START_NPN, "6", "5")
+        out = nardy(capsys, "hint", "--player", f"{tmp_path / 'eq.py'}:{name}", START_NPN, "6", "5")
         assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
         assert re.search(f"nardy hint: player '.*eq.py:{name}' {said}", out.stderr), out.stderr
-    out = run("hint", "--player", f"{tmp_path / 'eq.py'}:Short", "--ply", "1", START_NPN, "6", "5")
+    out = nardy(capsys, "hint", "--player", f"{tmp_path / 'eq.py'}:Short", "--ply", "1", START_NPN, "6", "5")
     assert out.returncode == 2 and "--ply 1: " in out.stderr and "is your own player and does not search" in out.stderr
 
 
-def test_a_negative_search_depth_is_one_line_for_every_command():
+def test_a_negative_search_depth_is_one_line_for_every_command(capsys):
     said = "the search depth after '@' is a whole number, 0 or more"
     for args in (("play", "--against", "default@-1"), ("hint", "--player", "random@-1", START_NPN, "6", "5"),
                  ("eval", "default@-1", "race", "--games", "2"), ("bench", "--search", "default@-1")):
-        out = run(*args, stdin="")
+        out = nardy(capsys, *args, stdin="")
         assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
 
 
-def test_ply_for_a_network_whose_folder_name_has_a_colon_and_bench_for_a_player_that_cannot_search(tmp_path):
+def test_ply_for_a_network_whose_folder_name_has_a_colon_and_bench_for_a_player_that_cannot_search(tmp_path, capsys):
     import shutil
 
     from agents.registry import SHIPPED_PLAYER
@@ -539,12 +540,12 @@ def test_ply_for_a_network_whose_folder_name_has_a_colon_and_bench_for_a_player_
     run_dir.mkdir()
     for name in ("checkpoint.pt", "config.json"):
         shutil.copy(SHIPPED_PLAYER / name, run_dir / name)
-    out = run("hint", "--player", str(run_dir), "--ply", "1", START_NPN, "6", "5")
+    out = nardy(capsys, "hint", "--player", str(run_dir), "--ply", "1", START_NPN, "6", "5")
     assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr
     (tmp_path / "mine.py").write_text("import numpy as np\n\n\nclass First:\n"
                                       "    def choose(self, states, found, rng):\n"
                                       "        return np.zeros(len(states), dtype=np.int64)\n")
-    out = run("bench", "--search", f"{tmp_path / 'mine.py'}:First", "--positions", "2", "--max-ply", "1")
+    out = nardy(capsys, "bench", "--search", f"{tmp_path / 'mine.py'}:First", "--positions", "2", "--max-ply", "1")
     assert out.returncode == 2 and "that player does not search" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -580,12 +581,12 @@ def test_a_failed_load_shows_gathered_warnings_under_the_filters_in_force(tmp_pa
     assert "mind this" in out.stderr and "old api" not in out.stderr  # DeprecationWarning: hidden by default
 
 
-def test_bench_search_of_your_own_search_player_object_is_one_line(tmp_path):
+def test_bench_search_of_your_own_search_player_object_is_one_line(tmp_path, capsys):
     (tmp_path / "mine.py").write_text(
         "import numpy as np\nfrom agents.search import SearchPlayer\n\n\nclass Flat:\n"
         "    def outcomes(self, raw):\n        return np.full((len(raw), 4), 0.25)\n\n\n"
         "player = SearchPlayer(Flat())\n")
-    out = run("bench", "--search", f"{tmp_path / 'mine.py'}:player", "--positions", "2", "--max-ply", "1")
+    out = nardy(capsys, "bench", "--search", f"{tmp_path / 'mine.py'}:player", "--positions", "2", "--max-ply", "1")
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
     assert "your own players do not search" in out.stderr
 

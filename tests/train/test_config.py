@@ -116,19 +116,18 @@ def test_resolved_config_round_trips_through_json(tmp_path):
     assert again == config and again.seed == 5
 
 
-def test_cli_set_overrides_are_validated():
-    import subprocess
-    import sys
+def test_cli_set_overrides_are_validated(capsys):
+    from tests.helpers import nardy
 
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--config", str(CONFIGS / "smoke.yaml"),
-                          "--set", "lamda=0.5", "--out", "/nonexistent/never"], capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 2 and "unknown key(s) ['lamda']" in out.stderr
+    def train(*overrides: str) -> tuple[int, str]:  # the command's refusals, in this process
+        out = nardy(capsys, "train", "--config", str(CONFIGS / "smoke.yaml"), *overrides, "--out", "/nonexistent/never")
+        return out.returncode, out.stderr
+
+    status, err = train("--set", "lamda=0.5")
+    assert status == 2 and "unknown key(s) ['lamda']" in err
     for bad in ("name=", "noequals", "total_games=null"):
-        out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--config", str(CONFIGS / "smoke.yaml"),
-                              "--set", bad, "--out", "/nonexistent/never"], capture_output=True, text=True,
-                             timeout=120)
-        assert out.returncode == 2 and "--set" in out.stderr and "Traceback" not in out.stderr, (bad, out.stderr)
+        status, err = train("--set", bad)
+        assert status == 2 and "--set" in err and "Traceback" not in err, (bad, err)
 
 
 def test_numbers_with_exponents_are_numbers(tmp_path):

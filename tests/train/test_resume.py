@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from agents.td import load_checkpoint
+from tests.helpers import nardy
 from train.config import TrainConfig, load_config
 from train.trainer import Trainer, TrainError, check_ray_address, config_for_resume, resume_with_changes
 
@@ -543,22 +544,22 @@ def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           timeout=120, env=env, cwd=cwd)
 
 
-def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_path):
-    out = _cli("train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(tmp_path / "new"),
+def test_cli_bad_address_and_resume_options_fail_fast_and_create_nothing(tmp_path, capsys):
+    out = nardy(capsys, "train", "--config", str(ROOT / "configs/smoke.yaml"), "--out", str(tmp_path / "new"),
                "--address", "127.0.0.1:9")
     assert out.returncode == 2 and "cannot reach a Ray cluster" in out.stderr
     assert not (tmp_path / "new").exists()
     run = tmp_path / "run"
     _trained(run, steps=1).close()
-    out = _cli("train", "--resume", str(run), "--out", str(tmp_path / "elsewhere"))
+    out = nardy(capsys, "train", "--resume", str(run), "--out", str(tmp_path / "elsewhere"))
     assert out.returncode == 2 and "--out cannot move a resumed run" in out.stderr
     for config in (str(ROOT / "configs/quick.yaml"), str(tmp_path / "missing.yaml")):  # neither is used
-        out = _cli("train", "--resume", str(run), "--config", config)
+        out = nardy(capsys, "train", "--resume", str(run), "--config", config)
         assert out.returncode == 2 and "with its own config.json; drop --config" in out.stderr, out.stderr
-    out = _cli("train", "--resume", str(run), "--set", "hidden=[8]")
+    out = nardy(capsys, "train", "--resume", str(run), "--set", "hidden=[8]")
     assert out.returncode == 2 and "not hidden" in out.stderr
     before = (run / "config.json").read_text()
-    out = _cli("train", "--resume", str(run), "--set", "total_games=4096", "--address", "127.0.0.1:9")
+    out = nardy(capsys, "train", "--resume", str(run), "--set", "total_games=4096", "--address", "127.0.0.1:9")
     assert out.returncode == 2 and (run / "config.json").read_text() == before  # a refused resume changes nothing
 
 
