@@ -6,6 +6,7 @@ import contextlib
 import io
 import subprocess
 import sys
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -54,12 +55,24 @@ def as_array(position: str) -> np.ndarray:
 
 def nardy(capsys, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     """What the ``nardy`` command answers (status, stdout, stderr), from ``train.cli.main`` in this
-    process: for tests of what a command does and says, not of its process (signals, closed
-    streams, imports, environment: those, and one of each kind of command, run the command)."""
+    process, under a fresh interpreter's warning filters: for tests of what a command does and
+    says, not of its process (signals, closed streams, imports, environment, what happens at exit:
+    those, and a normal run of each command, run the command)."""
     from train.cli import main
+
+    def to_stderr(message, category, filename, lineno, file=None, line=None) -> None:  # as Python's own
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
     capsys.readouterr()
     with contextlib.ExitStack() as stack:
+        # A fresh interpreter's warning filters, and warnings printed to stderr (pytest's would
+        # record them instead, and show DeprecationWarnings a command does not).
+        stack.enter_context(warnings.catch_warnings())
+        warnings.resetwarnings()
+        for category in (ResourceWarning, ImportWarning, PendingDeprecationWarning, DeprecationWarning):
+            warnings.simplefilter("ignore", category)
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+        warnings.showwarning = to_stderr
         if stdin is not None:  # read as the command reads a pipe: bytes, line by line
             stack.enter_context(mock.patch.object(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()))))
         status = main(list(args))

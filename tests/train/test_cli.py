@@ -632,7 +632,7 @@ def test_eval_chunk_pairs_reproduces_a_python_result(capsys):
     """A result made with another chunk_pairs (it decides a randomising player's draws) is reproducible."""
     from train.evaluate import evaluate
 
-    out = nardy(capsys, "eval", "random", "race", "--games", "40", "--seed", "3", "--chunk-pairs", "5", "--json")
+    out = run("eval", "random", "race", "--games", "40", "--seed", "3", "--chunk-pairs", "5", "--json")  # another process
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == json.loads(json.dumps(
         evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()))

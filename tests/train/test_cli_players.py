@@ -76,9 +76,9 @@ def test_eval_json_is_strict_json_even_for_one_pair(capsys):
     assert -2 <= rec["ci95"][0] <= rec["ci95"][1] <= 2 and 0 <= rec["win_rate_ci95"][0] <= 1
 
 
-def test_ladder_prints_a_markdown_table_and_ratings(tmp_path, capsys):
+def test_ladder_prints_a_markdown_table_and_ratings(tmp_path):
     png = tmp_path / "ladder.png"
-    out = nardy(capsys, "ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
+    out = run("ladder", "random", "race", "heuristic", "--games", "20", "--workers", "1", "--png", str(png))
     assert out.returncode == 0, out.stderr
     assert "| A | B | games |" in out.stdout and "| player | linear rating" in out.stdout and "fit of the ratings" in out.stdout
     assert out.stdout.count("| random |") >= 1
@@ -237,7 +237,7 @@ def test_hint_table_columns_obey_the_equity_formula_its_header_states(capsys):
     """The table's win and lose include mars (unlike --jsonl's outcomes[0] and [2]), and its header
     says how the columns make the equity: each row must obey what the header states."""
     spread = "0,0,0,0,0,2,0,2,0,0,0,-15,2,0,0,0,0,2,0,0,3,0,0,4:0,0:w"
-    out = nardy(capsys, "hint", spread, "6", "3", "--top", "6")
+    out = run("hint", spread, "6", "3", "--top", "6")  # the console script, with the shipped player
     assert out.returncode == 0, out.stderr
     assert "equity = win + win-mars - lose - lose-mars" in out.stdout
     rows = [line.split() for line in out.stdout.splitlines() if re.match(r"\s+\d+\s+[+-]\d", line)]
