@@ -898,10 +898,10 @@ def legal_continuations(
     """
     rules = as_rules(rules)
     if not validate:
-        args = (_unchecked_int8(states), _unchecked_dice(dice),
-                *(np.ascontiguousarray(a, dtype=np.int64) for a in (dice_left, heads_used, head_limit)))
-        _check_unchecked(*args)
-        return _run(*args, rules, threads)
+        states, dice = _unchecked_int8(states), _unchecked_dice(dice)
+        left, used, limit = (np.ascontiguousarray(a, dtype=np.int64) for a in (dice_left, heads_used, head_limit))
+        _check_unchecked(states, dice, left, used, limit)
+        return _run(states, dice, left, used, limit, rules, threads)
     states = validate_states(states)
     _check_not_over(states)
     batch = states.shape[0]
