@@ -954,27 +954,30 @@ def _unchecked_dice(dice: npt.ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 
-def _unholdable(states: np.ndarray) -> str | None:
-    """What makes the first row of ``states`` the compiled core cannot hold so, or None."""
+def _call_compiled(function: Callable, *args: Any) -> Any:
+    """``function(*args)``, compiled again without numba's cache if the cache cannot be read."""
     try:
-        i = int(_first_unholdable(states))
+        return function(*args)
     except Exception as exc:
         if not from_numba_cache(exc):
             raise
-        where = getattr(getattr(_first_unholdable, "_cache", None), "_cache_path", "numba's cache folder")
+        where = getattr(getattr(function, "_cache", None), "_cache_path", "numba's cache folder")
         without_numba_cache(exc, list(globals().values()), where)
-        i = int(_first_unholdable(states))
+        return function(*args)
+
+
+def _unholdable(states: np.ndarray) -> str | None:
+    """What makes the first row of ``states`` the compiled core cannot hold so (as validate_states
+    says it), or None."""
+    i = int(_call_compiled(_first_unholdable, states))
     if i < 0:
         return None
-    row = states[i].astype(np.int64)
-    wide = np.flatnonzero((row[:NUM_POINTS] < -NUM_CHECKERS) | (row[:NUM_POINTS] > NUM_CHECKERS))
-    if wide.size:
-        what = f"point {int(wide[0]) + 1} holds {row[wide[0]]}; a point holds -{NUM_CHECKERS}..{NUM_CHECKERS}"
-    elif not (0 <= row[OFF_MOVER] <= NUM_CHECKERS and 0 <= row[OFF_OPPONENT] <= NUM_CHECKERS):
-        what = f"borne-off counts must be 0..{NUM_CHECKERS}, got {row[NUM_POINTS:].tolist()}"
+    try:
+        validate_states(states[i:i + 1])
+    except StateError as err:  # it refuses every row the compiled core cannot hold, and more
+        what = str(err).removeprefix("state 0: ")
     else:
-        mover = int(np.maximum(row[:NUM_POINTS], 0).sum() + row[OFF_MOVER])
-        what = f"the mover has {mover} checkers on board plus off, at most {NUM_CHECKERS}"
+        what = f"{states[i].tolist()} is out of bounds"
     return f"state {i}: {what} (validate=False skips the other checks, not the bounds the compiled code needs)"
 
 
@@ -1023,13 +1026,6 @@ def _run(states, dice, ndice, heads_used, head_limit, rules, threads) -> Afterst
     def part(lo: int, hi: int) -> Afterstates:
         args = (states[lo:hi], dice[lo:hi], ndice[lo:hi], heads_used[lo:hi], head_limit[lo:hi], rules.block_home,
                 max(64, 16 * (hi - lo)))
-        try:
-            return Afterstates(*_generate(*args))
-        except Exception as exc:
-            if not from_numba_cache(exc):
-                raise
-            where = getattr(getattr(_generate, "_cache", None), "_cache_path", "numba's cache folder")
-            without_numba_cache(exc, list(globals().values()), where)
-            return Afterstates(*_generate(*args))
+        return Afterstates(*_call_compiled(_generate, *args))
 
     return split_over_threads(batch, threads, part)

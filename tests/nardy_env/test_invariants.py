@@ -152,7 +152,8 @@ def test_unchecked_calls_still_refuse_what_would_read_outside_the_arrays():
     many[:, 23], many[:, 25] = -1, 14  # the opponent: one checker left
     many[1, :20] = 1
     many[0, 22] = 15
-    for rows, message in ((many, r"state 1: the mover has 20 checkers on board plus off, at most 15"),
+    whose = r"state 1: the mover has 20 checkers on board plus off, not 15 \(validate=False skips the other"
+    for rows, message in ((many, whose),
                           (np.where(np.arange(26) == 22, 20, many[0])[None], r"state 0: point 23 holds 20")):
         with pytest.raises(StateError, match=message):
             legal_afterstates(rows, [[1, 1]] * len(rows), validate=False)
