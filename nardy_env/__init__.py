@@ -7,6 +7,7 @@ names are in docs/rules.md ("The core's names at a glance"), the environments in
 docs/environments.md.
 """
 
+from . import _player_files
 from ._runtime import NardyWarning, NumbaCacheWarning, RulesMismatchWarning
 from .core import (
     HEAD,
@@ -70,3 +71,4 @@ def _register() -> None:
 
 
 _register()
+_player_files.install()  # FILE.py:NAME players unpickle in spawned processes

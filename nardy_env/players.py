@@ -17,6 +17,7 @@ imports from the layers above it.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 import os
 import re
@@ -32,6 +33,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 import numpy as np
 
+from . import _player_files
 from ._runtime import NardyWarning, RulesMismatchWarning
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
@@ -292,7 +294,6 @@ _PACKAGES = ("nardy_env", "agents", "train")
 _ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 _NARDYS = tuple(os.path.join(_ROOT, package) + os.sep for package in _PACKAGES)
 """The folders of nardy's packages (this layer names the others' folders, never imports them)."""
-_FILE_MODULE = "_nardy_player_"  # the modules of FILE.py:NAME players (load_player)
 
 
 def _is_nardys(cls: type) -> bool:
@@ -319,7 +320,7 @@ def _home(player: Any) -> str | None:
     if not where:
         return None
     where = os.path.realpath(where)
-    folder = hasattr(top, "__path__") or module.startswith(_FILE_MODULE)
+    folder = hasattr(top, "__path__") or module.startswith(_player_files.PREFIX)
     return os.path.dirname(where) + os.sep if folder else where
 
 
@@ -648,22 +649,15 @@ def _load_code_player(spec: str, source: str, name: str, rules: Rules | None, de
 
 
 def _run_file(spec: str, source: str, path: str, module_name: str) -> Any:
-    """Run a player's file as a module, as Python runs a script: modules beside it can be imported
-    (its folder leads sys.path while it runs). Those it imports are then forgotten again, so two
-    player files with a helpers.py each get their own, and nothing beside a file shadows another
-    module later (a train.py beside it would replace nardy's in a match's worker processes)."""
-    import importlib.util
+    """Run a player's file as a module (``_player_files.PlayerFileLoader``: as Python runs a
+    script), its failures told as a ValueError that names the player."""
     import sys
 
-    folder = os.path.dirname(path)
-    before = set(sys.modules)
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    assert loader_spec is not None and loader_spec.loader is not None
-    module = importlib.util.module_from_spec(loader_spec)
+    module = importlib.util.module_from_spec(_player_files.module_spec(module_name, path))
     sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
-    sys.path.insert(0, folder)
     try:
-        loader_spec.loader.exec_module(module)
+        assert module.__spec__ is not None and module.__spec__.loader is not None
+        module.__spec__.loader.exec_module(module)
     except BaseException as exc:
         del sys.modules[module_name]
         if isinstance(exc, SystemExit):  # a script's own usage message, say
@@ -671,12 +665,6 @@ def _run_file(spec: str, source: str, path: str, module_name: str) -> Any:
         if not isinstance(exc, Exception):  # Ctrl-C stays Ctrl-C
             raise
         raise ValueError(f"{spec!r}: running {source} failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        sys.path.remove(folder)
-        for name in set(sys.modules) - before - {module_name}:
-            file = getattr(sys.modules[name], "__file__", None) or ""
-            if os.path.dirname(os.path.abspath(file)) == folder or file.startswith(folder + os.sep):
-                del sys.modules[name]
     return module
 
 
@@ -690,7 +678,7 @@ def _code_player(spec: str, source: str, name: str) -> Any:
         path = os.path.abspath(source)
         if not os.path.isfile(path):
             raise PlayerNotFound(f"{spec!r}: there is no file {source}")
-        module_name = f"{_FILE_MODULE}{abs(hash(path))}"
+        module_name = _player_files.module_name(path)
         module = sys.modules.get(module_name)
         if module is None:
             module = _run_file(spec, source, path, module_name)

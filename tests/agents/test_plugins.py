@@ -156,6 +156,43 @@ def test_two_player_files_get_their_own_helpers_and_nothing_beside_them_shadows_
     assert result.points_a.size == 400
 
 
+def test_a_player_from_a_file_unpickles_in_a_fresh_process_that_imports_nardy(tmp_path):
+    """A spawned or forkserver worker (AsyncVectorEnv, SB3's SubprocVecEnv) gets players pickled:
+    a FILE.py:NAME player's module name is the same in every process, and nardy finds it again."""
+    import pickle
+    import subprocess
+
+    import numpy as np
+
+    from nardy_env import initial_states, legal_afterstates
+
+    folder = tmp_path / "мои боты"
+    folder.mkdir()
+    (folder / "helper_mod.py").write_text("def last(found):\n    return found.offsets[1:] - found.offsets[:-1] - 1\n")
+    (folder / "mine.py").write_text(_AGENT + "\nfrom helper_mod import last\n\n\ndef last_by_helper(states, found, rng):"
+                                    "\n    return last(found)\n")
+    loaded = [load_player(f"{folder / 'mine.py'}:{name}") for name in ("FirstPlay", "last_by_helper")]
+    child = ("import pickle, sys\nimport numpy as np\nimport nardy_env\n"
+             "players, states, dice = pickle.loads(sys.stdin.buffer.read())\n"
+             "found = nardy_env.legal_afterstates(states, dice)\n"
+             "print([np.asarray(p.choose(states, found, np.random.default_rng(0))).tolist() for p in players])\n")
+    states, dice = initial_states(3), np.array([[6, 5], [3, 3], [2, 1]])
+    done = subprocess.run([sys.executable, "-c", child], input=pickle.dumps((loaded, states, dice)),
+                          capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    found = legal_afterstates(states, dice)
+    here = [np.asarray(p.choose(states, found, np.random.default_rng(0))).tolist() for p in loaded]
+    assert done.stdout.decode().strip() == str(here) and here[0] != here[1]
+    # The finder answers for those names alone, and only with a .py file that exists.
+    from nardy_env import _player_files
+
+    assert _player_files.PlayerFileFinder in sys.meta_path
+    assert _player_files.module_path(_player_files.module_name(str(folder / "mine.py"))) == str(folder / "mine.py")
+    for name in ("numpy_x", _player_files.PREFIX + "zz", _player_files.module_name(str(folder / "gone.py")),
+                 _player_files.module_name(str(folder / "helper_mod.txt"))):
+        assert _player_files.PlayerFileFinder.find_spec(name) is None
+
+
 def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):
     """'gnubg:expert' looks like module:NAME; with no such module, the plugins are asked as before."""
     from agents.registry import resolve
