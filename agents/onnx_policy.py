@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from nardy_env import Rules, RulesError
-from nardy_env._runtime import printable
+from nardy_env._runtime import not_a_file, printable
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 from nardy_env.rules import RulesLike
 
@@ -103,6 +103,10 @@ def _folder(path: str | Path) -> Path:
         raise PolicyError(f"{path} is a run directory (it holds checkpoint.pt), not an exported policy: name "
                           f"it as a player (--player {path}; load_player in Python), or export it first with "
                           f"`nardy export {path} --out DIR`")
+    odd = [f"{name} {not_a_file(path / name)}" for name in missing if not_a_file(path / name)]
+    if odd:
+        raise PolicyError(f"{path} is not a usable exported policy: {'; '.join(odd)} (an export writes "
+                          f"{ONNX_FILE} and {JSON_FILE} as files)")
     if missing:
         raise PolicyError(f"{path} is not a complete exported policy: {' and '.join(missing)} "
                           f"{'is' if len(missing) == 1 else 'are'} missing "
@@ -127,6 +131,8 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
         info = json.loads(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PolicyError(f"{file} is not valid JSON: {exc}") from None
+    except RecursionError:  # [[[[...]]]]: Python's parser gives up before JSON does
+        raise PolicyError(f"{file} is not a policy.json: its JSON is nested too deeply to read") from None
     if not isinstance(info, dict):
         raise PolicyError(f"{file} must hold a JSON object, got {type(info).__name__}")
     if info.get("format") != POLICY_FORMAT:
@@ -177,6 +183,9 @@ def read_policy_json(path: str | Path) -> dict[str, Any]:
     if type(games) is not int or games < 0:
         raise PolicyError(f"{file}: training 'games' must be a whole number, 0 or more, got {games!r}")
     config = training["config"]
+    if config is not None and not isinstance(config, dict):
+        raise PolicyError(f"{file}: training 'config' must be the run's settings (an object) or null, got "
+                          f"{type(config).__name__} {json.dumps(config)[:60]}")
     trained = config.get("rules") if isinstance(config, dict) else None
     if trained is not None:  # the run's own rules (maybe fewer keys) must be the file's
         try:

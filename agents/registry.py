@@ -161,6 +161,6 @@ def _export_is_stale(folder: Path, checkpoint: Path) -> bool:
 
     try:
         recorded = json.loads((folder / "policy.json").read_text(encoding="utf-8"))["training"]["checkpoint_sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False  # no record to compare with: the loader reports a broken policy.json itself
     return bool(recorded) and recorded != file_sha256(checkpoint)

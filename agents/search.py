@@ -32,7 +32,7 @@ from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 from .common import EQUITY_WEIGHTS, SWAP, outcome_one_hot, segment_argmax, segment_max
 
-__all__ = ["Evaluator", "SearchPlayer", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "UNSEARCHED", "searched", "rules_to_play"]
+__all__ = ["Evaluator", "SearchPlayer", "MAX_PLY", "ROLLS", "ROLL_WEIGHTS", "EQUITY", "UNSEARCHED", "searched", "rules_to_play"]
 
 EQUITY = np.array(EQUITY_WEIGHTS)
 """Points of [win, win mars, lose, lose mars]."""
@@ -121,6 +121,19 @@ worth, however many positions a call brings: a 2-ply search then peaks some 450 
 2026-12-03), up to about 720 MB for the whole ``nardy hint --ply 2`` process."""
 
 
+MAX_PLY = 5
+"""The deepest search a player makes: each ply beyond 2 costs about 100 times more (2-ply about
+0.4 s a move on 2 cores, 5-ply days, 6-ply more than a year)."""
+
+_PLY_COST = {3: "a minute or so", 4: "about an hour", 5: "days"}
+
+
+def _check_ply(ply: Any) -> None:
+    if not is_whole(ply) or ply > MAX_PLY:
+        raise ValueError(f"ply must be a whole number from 0 to {MAX_PLY} (each ply beyond 2 costs about 100 "
+                         f"times more: {MAX_PLY}-ply takes {_PLY_COST[MAX_PLY]} a move), got {ply!r}")
+
+
 class SearchPlayer:
     """Plays the afterstate with the highest n-ply equity.
 
@@ -143,15 +156,14 @@ class SearchPlayer:
 
     def __init__(self, evaluator: Evaluator, ply: int = 0, rules: RulesLike | None = DEFAULT_RULES,
                  filter_k: int = 5, name: str = "td", batch: int = 65536) -> None:
-        if not is_whole(ply):
-            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
+        _check_ply(ply)
         self.filter_k = filter_k  # checked by its setter
         if not is_whole(batch, 1):
             raise ValueError(f"batch must be a whole number, 1 or more (positions per forward pass), got {batch!r}")
         if ply >= 3:
             warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
                           f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
-                          f"{'a minute or so' if ply == 3 else 'hours'} a move", category=NardyWarning, stacklevel=2)
+                          f"{_PLY_COST[ply]} a move", category=NardyWarning, stacklevel=2)
         if not callable(getattr(evaluator, "outcomes", None)):
             raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
                             f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
@@ -188,8 +200,8 @@ class SearchPlayer:
     def equity(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
         """n-ply equity of mover's-view afterstates ``[B, 26]`` (default: this player's ply), for
         the side that has just moved; StateError if a row is not a position."""
-        if ply is not None and not is_whole(ply):
-            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
+        if ply is not None:
+            _check_ply(ply)
         return self._search(validate_states(states), self.ply if ply is None else int(ply), False)[0]
 
     def outcomes(self, states: npt.ArrayLike, ply: int | None = None) -> np.ndarray:
@@ -199,8 +211,8 @@ class SearchPlayer:
         finished game); beyond, the average over the opponent's 21 rolls of the probabilities after
         the reply the search picks for it, each at one ply less. They add up to the n-ply equity:
         ``outcomes(s, n) @ EQUITY`` is ``equity(s, n)`` up to rounding."""
-        if ply is not None and not is_whole(ply):
-            raise ValueError(f"ply must be a whole number, 0 or more, got {ply!r}")
+        if ply is not None:
+            _check_ply(ply)
         probs = self._search(validate_states(states), self.ply if ply is None else int(ply), True)[1]
         assert probs is not None
         return probs

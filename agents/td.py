@@ -10,6 +10,7 @@ a file and a killed writer leaves the previous checkpoint intact.
 from __future__ import annotations
 
 import io
+import json
 import pickle
 import re
 import zipfile
@@ -185,9 +186,22 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
         raise CheckpointError(f"{path} records no rules (every {CHECKPOINT_FORMAT} file does: damaged or "
                               "hand-made?), so nothing says which game it was trained for")
     try:
-        Rules.from_dict(payload["rules"])
+        rules = Rules.from_dict(payload["rules"])
     except ValueError as exc:
         raise CheckpointError(f"{path}: its rules cannot be read: {exc}") from None
+    config = payload.get("config")
+    if config is not None and not isinstance(config, dict):
+        raise CheckpointError(f"{path}: its training config is a {type(config).__name__}, not a mapping of "
+                              "settings (damaged or hand-made?)")
+    if config is not None and config.get("rules") is not None:
+        # Both are recorded (an export copies both into policy.json): they must be one game.
+        try:
+            same = Rules.from_dict(config["rules"]) == rules
+        except (ValueError, TypeError, AttributeError):
+            same = False
+        if not same:
+            raise CheckpointError(f"{path} contradicts itself: it records rules {rules.to_json()}, but its "
+                                  f"config {json.dumps(config['rules'], default=str)} (damaged or hand-made?)")
     network = _network_for(path, payload)
     payload["path"] = str(path)
     return network, payload

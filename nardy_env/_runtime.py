@@ -26,7 +26,7 @@ from typing import Any
 
 import numba as nb
 
-__all__ = ["numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
+__all__ = ["not_a_file", "numba_cache", "numba_cache_placed", "from_numba_cache", "without_numba_cache", "cgroup_cpu_quota",
            "printable", "is_control", "NardyWarning", "RulesMismatchWarning", "NumbaCacheWarning", "caught_warnings"]
 
 
@@ -63,6 +63,18 @@ def caught_warnings(record: bool = False) -> Iterator[Any]:
     warning of the process swallowed."""
     with _WARNINGS_LOCK, warnings.catch_warnings(record=record) as caught:
         yield caught
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str:
+    """Why something is under ``path`` that is no readable file, as the end of a sentence
+    ('is a folder, not a file'), or '' when nothing is there at all (or a regular file is)."""
+    if os.path.isdir(path):
+        return "is a folder, not a file"
+    if os.path.islink(path) and not os.path.exists(path):
+        return "is a link that leads nowhere (to a missing file, or round in a loop)"
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return "is not a regular file"
+    return ""
 
 
 def printable(text: str) -> str:

@@ -34,7 +34,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 import numpy as np
 
 from . import _player_files
-from ._runtime import NardyWarning, RulesMismatchWarning
+from ._runtime import NardyWarning, RulesMismatchWarning, not_a_file
 from .core import Afterstates
 from .rules import DEFAULT_RULES, Rules, RulesLike, as_rules
 
@@ -563,6 +563,10 @@ def load_player(spec: PlayerSpec, rules: RulesLike | None = DEFAULT_RULES) -> Pl
                              "directory, checkpoint file or exported policy folder; no installed plugin "
                              f"knows the name either){shipped}")
     if not code and os.path.isdir(name):
+        odd = [f"{file} {not_a_file(os.path.join(name, file))}" for file in ("checkpoint.pt", "policy.onnx", "policy.json")
+               if not_a_file(os.path.join(name, file))]
+        if odd:
+            raise PlayerNotFound(f"no player named {spec!r}: in the folder {name}, {'; '.join(odd)}")
         here = ("; a folder named default in the current directory is taken before the shipped player: run "
                 "from another folder, or name the shipped player by its path (checkpoints/default of the "
                 "nardy checkout)" if name == "default" else

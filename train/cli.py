@@ -41,10 +41,22 @@ def _asked_rules(text: str | None):
     if len(text) > MAX_RULES_TEXT:  # every key of RULES.md takes about 100
         _usage_error(f"{_WHO}: --rules is {len(text):,} characters long; rule variants take at most "
                      f"{MAX_RULES_TEXT:,}")
+    twice: list[str] = []  # JSON and YAML keep the last of a key given twice: a first copy edited does nothing
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [k for k, _ in items]
+        twice.extend(k for i, k in enumerate(keys) if k in keys[:i])
+        return dict(items)
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=pairs)
     except (json.JSONDecodeError, RecursionError) as exc:
         data = _flow_mapping(text)
+        if data is not None:
+            import yaml
+
+            keys = [k.value for k, _ in yaml.compose(text).value]  # safe: _flow_mapping checked it
+            twice = [k for i, k in enumerate(keys) if k in keys[:i]]
         if data is None:
             where = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
                      else "nested too deeply")
@@ -54,6 +66,8 @@ def _asked_rules(text: str | None):
                          "\"{block_rule: home}\")")
     if not isinstance(data, dict):
         _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
+    if twice:
+        _usage_error(f"{_WHO}: --rules gives {twice[0]} twice; give each variant key once")
     try:
         return Rules.from_dict(data)
     except (RulesError, TypeError) as exc:
@@ -322,8 +336,12 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                       f"| {r['ms_max']:,.1f} |")
         return 0
     if args.env:
-        result = bench_env(games, num_envs=num_envs, action_mode=action_mode, seed=args.seed,
-                           rules=_rules(args.rules))
+        try:
+            result = bench_env(games, num_envs=num_envs, action_mode=action_mode, seed=args.seed,
+                               rules=_rules(args.rules))
+        except MemoryError as exc:  # numpy's says what it could not allocate
+            _usage_error(f"nardy bench: --num-envs {num_envs:,}: too many sub-environments for this machine's "
+                         f"memory ({exc}); the default is 256")
         if args.json:
             print(json.dumps(result))
         else:
@@ -1085,7 +1103,17 @@ SEED = _number_type("integer 0..2**32 - 1", int, "an integer", lambda v: 0 <= v 
                     "from 0 to 2**32 - 1")
 """A seed, 0 to train.evaluate.MAX_SEED: the one range of every command's --seed."""
 COUNT = _at_least(1)
-PLY = _at_least(0)
+
+
+def PLY(text: str) -> int:
+    """An argparse type for a search depth: 0 to agents.search.MAX_PLY."""
+    from agents.search import MAX_PLY  # when a depth is read, not when the parser is built
+
+    return _number_type(f"integer 0..{MAX_PLY}", int, "an integer", lambda v: 0 <= v <= MAX_PLY,
+                        f"from 0 to {MAX_PLY} (each ply beyond 2 costs about 100 times more; "
+                        f"{MAX_PLY}-ply takes days a move)")(text)
+
+
 POSITIVE = _positive("number")
 SECONDS = _positive("number of seconds")
 
@@ -1181,7 +1209,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--num-envs", type=COUNT, default=None, help="sub-environments for --env (default 256)")
     bench.add_argument("--action-mode", choices=["turn", "checker"], default=None,
                        help="action mode for --env (default turn)")
-    bench.add_argument("--search", metavar="PLAYER", help="cost of 0..--max-ply search with this network player")
+    bench.add_argument("--search", metavar="PLAYER", type=TEXT, help="cost of 0..--max-ply search with this network player")
     bench.add_argument("--max-ply", type=PLY, default=None, help="deepest search level for --search (default 2)")
     bench.add_argument("--filter", metavar="K", type=COUNT, default=None,
                        help=FILTER_HELP.replace(" (default 5)", "") + " for --search (default 5)")
@@ -1387,6 +1415,19 @@ def _refuse_options_before_the_command(parser: argparse.ArgumentParser, argv: li
                                 f"nardy {command} ... {argv[0]}")
 
 
+def _refuse_unknown_options_first(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """``nardy hint --plyer x NPN 6 5``: an option the command lacks, refused before parsing (the
+    parser would take its value for the position, and the position for a die, and say that)."""
+    commands = _commands(parser)
+    if not argv or argv[0] not in commands:
+        return
+    known = _options(commands[argv[0]])
+    end = argv.index("--") if "--" in argv else len(argv)
+    extra = [a for a in argv[1:end] if a.startswith("--") and a != "--" and a.split("=")[0] not in known]
+    if extra:
+        _refuse_unrecognized(parser, argparse.Namespace(command=argv[0]), extra, argv)
+
+
 def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str],
                          argv: list[str]) -> None:
     """Arguments no parser took: said by the command's own parser (its usage, ``nardy eval:``),
@@ -1418,6 +1459,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     given = _npn_args_kept_positional(sys.argv[1:] if argv is None else argv)
     _refuse_options_before_the_command(parser, given)
+    _refuse_unknown_options_first(parser, given)
     args, extra = parser.parse_known_args(given)
     if extra:
         _refuse_unrecognized(parser, args, extra, given)

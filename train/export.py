@@ -467,23 +467,14 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     try:
         network, payload = load_checkpoint(source)
     except CheckpointError as exc:
-        raise ExportError(str(exc)) from None
+        raise ExportError(f"{exc}; nothing was written to {out}") from None
     if file_sha256(source) != sha256:
         raise ExportError(f"{source} changed while it was read (a training run saving it?); export again")
     try:
         rules = Rules.from_dict(payload.get("rules", {}))
     except (ValueError, TypeError) as exc:
         raise ExportError(f"{source}: its rules cannot be read: {exc}") from None
-    # policy.json records both; the loader refuses a file whose two rules differ, so refuse it now.
-    config = _provenance(payload, source, sha256)["config"]
-    if isinstance(config, dict) and config.get("rules") is not None:
-        try:
-            same = Rules.from_dict(config["rules"]) == rules
-        except (ValueError, TypeError, AttributeError):
-            same = False
-        if not same:
-            raise ExportError(f"{source} contradicts itself: it records rules {rules.to_json()}, but its "
-                              f"config {json.dumps(config['rules'])}; nothing was written to {out}")
+    # policy.json records both rules; load_checkpoint has refused a file whose two differ.
     network.eval()
     states = real_positions(positions, seed=seed, rules=rules)
     want = _network_outputs(network, raw_positions(states), f"nothing was written to {out}")  # before the slow part

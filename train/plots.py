@@ -39,6 +39,8 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
         if text.strip():
             try:
                 records.append(json.loads(text))
+            except RecursionError:
+                raise ValueError(f"line {number} is nested too deeply to read") from None
             except json.JSONDecodeError as exc:  # a line cut short: say which one
                 if number == len(lines) and not content.endswith("\n"):
                     # The run is writing it now, or was killed while writing it (a resume repairs it).
@@ -48,11 +50,40 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
                 raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
     if not records:
         raise NoRecords(f"{eval_jsonl} holds no evaluation records")
+    for number, r in _numbered(records, lines):
+        wrong = _record_fault(r)
+        if wrong:
+            raise ValueError(f"line {number} is no evaluation record: {wrong}")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).
     by_games: dict[int, dict] = {}
     for r in records:  # a redone final evaluation adds to the record it replaces, opponent by opponent
         by_games[r["games_trained"]] = {**by_games.get(r["games_trained"], {}), **r}
     return [by_games[g] for g in sorted(by_games)]
+
+
+def _numbered(records: list, lines: list[str]) -> list[tuple[int, Any]]:
+    """Each record with its line number (records are the lines that are not blank, in order)."""
+    return list(zip((n for n, text in enumerate(lines, 1) if text.strip()), records, strict=False))
+
+
+def _record_fault(record: Any) -> str:
+    """What keeps one line of eval.jsonl from being an evaluation record ('' if nothing)."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    games = record.get("games_trained")
+    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+        return f"games_trained is {games!r}, not a count of games"
+    for opponent, result in record.items():
+        if not (isinstance(result, dict) and "win_rate" in result):
+            continue
+        rate, ci = result["win_rate"], result.get("win_rate_ci95", [])
+        numbers = [rate, *ci] if isinstance(ci, list) else None
+        if numbers is None or len(numbers) not in (1, 3) or any(
+                isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) for x in numbers) \
+                or not 0 <= rate <= 1:  # an interval may reach past 0 or 1 (records before 2026-11 did)
+            return (f"{opponent}'s win_rate {rate!r} (95% CI {result.get('win_rate_ci95')!r}) is not a fraction "
+                    "from 0 to 1 (with two numbers for its interval)")
+    return ""
 
 
 def opponents_met(points: list[dict]) -> list[str]:

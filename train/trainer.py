@@ -120,6 +120,11 @@ def _check_writable(folder: Path) -> None:
         raise TrainError(f"cannot make {folder}: {parent} is a file")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise TrainError(f"cannot make {folder}: {parent} is not writable")
+    from agents.files import creation_refused
+
+    refused = creation_refused(parent, "train", stacklevel=3)  # access() says yes to root (/proc), and on Windows
+    if refused:
+        raise TrainError(f"cannot make {folder}: nothing can be made in {parent} ({refused})")
 
 
 @functools.cache
@@ -555,7 +560,7 @@ class Trainer:
         state = payload.get("trainer")
         if state is None:
             raise TrainError(f"{path} has no training state to resume from")
-        own = payload.get("config") or {}
+        own = payload.get("config") or {}  # a mapping: load_checkpoint refuses anything else
         mine = self.config.to_dict()
         differ = sorted(k for k in own if k not in RESUMABLE_KEYS and not _same_setting(k, own.get(k), mine.get(k)))
         if differ:
@@ -565,7 +570,11 @@ class Trainer:
             self.network.load_state_dict(network.state_dict())
             self.optimizer.load_state_dict(state["optimizer"])
         except (RuntimeError, ValueError, KeyError) as exc:
-            raise CheckpointError(f"its network does not fit this run's configuration: {exc}") from None
+            raise CheckpointError(f"its network does not fit this run's configuration: "
+                                  f"{' '.join(str(exc).split())}") from None  # torch's is several lines
+        damaged = _optimizer_damage(self.optimizer)
+        if damaged:
+            raise CheckpointError(f"its optimizer state is damaged: {damaged}")
         def count(key: str, default: int | None = None) -> int:
             value = state[key] if default is None else state.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -580,6 +589,7 @@ class Trainer:
             self.eval_history = list(state.get("eval_history", []))
             if not all(isinstance(r, dict) and isinstance(r.get("games_trained"), int) for r in self.eval_history):
                 raise ValueError("eval_history holds records without games_trained")
+            json.dumps(self.eval_history, allow_nan=False)  # eval.jsonl is written from it: standard JSON only
             self.rng.bit_generator.state = state["rng"]
             torch.set_rng_state(state["torch_rng"])
             self.started_from = payload.get("started_from") if isinstance(payload.get("started_from"), dict) else None
@@ -589,7 +599,8 @@ class Trainer:
                 "games": 0, "total_games": own.get("total_games", self.config.total_games),
                 "lr": own.get("lr", self.config.lr), "epsilon": own.get("epsilon", self.config.epsilon)})
             if set(self.schedule) != {"games", "total_games", "lr", "epsilon"} or not all(
-                    isinstance(v, int | float) and not isinstance(v, bool) for v in self.schedule.values()):
+                    isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                    for v in self.schedule.values()):
                 raise ValueError(f"schedule is {self.schedule!r}")
         except (KeyError, ValueError, TypeError, RuntimeError) as exc:
             raise CheckpointError(f"its training state is damaged ({type(exc).__name__}: {exc})") from None
@@ -1346,6 +1357,9 @@ def config_for_resume(run_dir: str | Path) -> TrainConfig:
                          "nardy writes it as UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
         raise TrainError(f"cannot resume {run_dir}: {path} is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise TrainError(f"cannot resume {run_dir}: {path} is not a run's config: its JSON is nested too "
+                         "deeply to read") from None
     except ConfigError as exc:
         raise TrainError(f"cannot resume {run_dir}: {exc} (a value this version refuses is changed in "
                          "that file, not with --set)") from None
@@ -1404,13 +1418,32 @@ def _unreadable_name(path: Path) -> Path:
     return aside
 
 
+def _optimizer_damage(optimizer: Any) -> str:
+    """What is wrong with an optimizer's loaded state ('' if nothing): a tensor of another shape
+    than its parameter's, or a value that is not finite (a first update would fail on the one, or
+    turn the network into NaN and be taken for divergence on the other)."""
+    for number, group in enumerate(optimizer.param_groups):
+        for key, value in group.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"param_groups[{number}] has {key}={value}"
+        for p in group["params"]:
+            for key, value in optimizer.state.get(p, {}).items():
+                if not torch.is_tensor(value):
+                    continue
+                if value.dim() and value.shape != p.shape:
+                    return f"{key} has shape {list(value.shape)}, its parameter {list(p.shape)}"
+                if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                    return f"{key} holds values that are not finite"
+    return ""
+
+
 def _is_json(line: str) -> bool:
     """Whether a line of eval.jsonl is a whole record (not blank, not cut short by a kill)."""
     try:
-        json.loads(line)
-    except ValueError:  # blank lines too
+        record = json.loads(line)
+    except (ValueError, RecursionError):  # blank lines too
         return False
-    return True
+    return isinstance(record, dict)
 
 
 def _task_failed(exc: BaseException, games: int) -> TrainError:

@@ -389,6 +389,16 @@ def test_missing_folder_file_and_files(exported, tmp_path):
         (folder / missing).unlink()
         with pytest.raises(PolicyError, match=f"{missing} is missing"):
             onnx_player(folder)
+    # A file's name taken by a folder or a link that leads nowhere: said so, not "missing".
+    folder = _copy_policy(exported[0], tmp_path / "odd")
+    (folder / JSON_FILE).unlink()
+    (folder / JSON_FILE).mkdir()
+    with pytest.raises(PolicyError, match=r"odd is not a usable exported policy: policy.json is a folder, not a file"):
+        onnx_player(folder)
+    (folder / JSON_FILE).rmdir()
+    (folder / JSON_FILE).symlink_to(JSON_FILE)  # round in a loop
+    with pytest.raises(PolicyError, match=r"policy.json is a link that leads nowhere \(to a missing file, or round"):
+        onnx_player(folder)
     # A run directory named as a policy: said so, with the two ways on (play it, or export it).
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -412,6 +422,8 @@ def test_missing_folder_file_and_files(exported, tmp_path):
      r"policy.json contradicts itself: its rules are .* but the training config it records played "
      r"\{\"block_rule\": \"home\"\}"),
     ({"training": None}, r"lacks the key\(s\) \['training'\]"),
+    ({"training": {"games": 10, "config": [1]}}, r"training 'config' must be the run's settings \(an object\) or "
+                                                 r"null, got list \[1\]"),
     ({"rules": {"block_rule": "nowhere"}}, "rules: block_rule must be one of"),
     ({"input": {"name": "x", "dtype": "float32", "shape": ["N", 50]}}, "one float32 input named 'positions'"),
     ({"input": {"name": "positions", "dtype": "float32", "shape": [1, 50]}}, r"policy.json: the input shape is \[1, 50\]"),
@@ -473,6 +485,9 @@ def test_policy_json_that_is_not_json(exported, tmp_path):
     folder = _copy_policy(exported[0], tmp_path / "p")
     (folder / JSON_FILE).write_text("{not json")
     with pytest.raises(PolicyError, match="is not valid JSON"):
+        onnx_player(folder)
+    (folder / JSON_FILE).write_text("[" * 100_000 + "]" * 100_000)  # deeper than Python's parser goes
+    with pytest.raises(PolicyError, match="is not a policy.json: its JSON is nested too deeply to read"):
         onnx_player(folder)
 
 
@@ -555,7 +570,7 @@ def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_p
     # A checkpoint whose config played other rules than it records: policy.json could not be read back.
     mixed = save_checkpoint(tmp_path / "mixed.pt", TDNetwork((4,)), Rules(block_rule="home"), config={"rules": {}})
     with pytest.raises(ExportError, match=r"mixed.pt contradicts itself: it records rules .*\"home\".*, but its "
-                                          r"config \{\}; nothing was written"):
+                                          r"config \{\} \(damaged or hand-made\?\); nothing was written"):
         export_policy(mixed, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     info = export_policy(checkpoint, tmp_path / "np", positions=np.int64(16), opset=np.int64(18),

@@ -176,6 +176,17 @@ def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
     no_rules = _resaved(tmp_path, "no_rules.pt", lambda p: p.pop("rules"))
     with pytest.raises(CheckpointError, match="no_rules.pt records no rules"):
         td_player(no_rules)
+    # Its config is the run's settings, and plays the rules it records (hint played "home", export refused it).
+    listed = _resaved(tmp_path, "listed.pt", lambda p: p.update(config=[1]))
+    with pytest.raises(CheckpointError, match=r"listed.pt: its training config is a list, not a mapping of settings"):
+        td_player(listed)
+    mixed = _resaved(tmp_path, "mixed.pt", lambda p: p.update(rules={**p["rules"], "block_rule": "home"}, config={"rules": {}}))
+    with pytest.raises(CheckpointError, match=r"mixed.pt contradicts itself: it records rules .*\"home\".*, but its "
+                                              r"config \{\} \(damaged or hand-made\?\)"):
+        td_player(mixed)
+    same = _resaved(tmp_path, "same.pt", lambda p: p.update(rules={**p["rules"], "block_rule": "home"},
+                                                            config={"rules": {"block_rule": "home"}}))
+    assert load_checkpoint(same)[1]["config"]["rules"] == {"block_rule": "home"}  # fewer keys, the same game
     odd_rules = _resaved(tmp_path, "odd_rules.pt", lambda p: p.update(rules={"crawford": True}))
     with pytest.raises(CheckpointError, match=r"odd_rules.pt: its rules cannot be read: .*crawford"):
         td_player(odd_rules)

@@ -31,6 +31,12 @@ def test_a_default_folder_in_the_current_directory_comes_first(tmp_path, monkeyp
     with pytest.raises(PlayerNotFound, match="the folder default holds neither checkpoint.pt .* nor policy.onnx "
                                              ".*taken before the shipped player: run from another folder"):
         load_player("default")
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "checkpoint.pt").mkdir()  # there, but no file: not called missing
+    (tmp_path / "odd" / "policy.json").symlink_to("policy.json")
+    with pytest.raises(PlayerNotFound, match=r"in the folder odd, checkpoint.pt is a folder, not a file; policy.json is "
+                                             r"a link that leads nowhere"):
+        load_player("odd")
     (tmp_path / "run").mkdir()  # a run that has not written its first checkpoint
     with pytest.raises(PlayerNotFound, match=r"the folder run holds neither checkpoint.pt \(a run directory\)"
                                              r" nor policy.onnx and policy.json \(an exported policy folder\)$"):

@@ -278,6 +278,17 @@ def test_plot_draws_the_training_curve(tmp_path, capsys):
         status, err = plot(str(tmp_path))
         assert status == 2 and "is not a run's evaluation log" in err, err
         assert "Traceback" not in err
+    # ... named by line and by what it should hold, not by Python's words for what failed on it.
+    good = json.dumps(records[0])
+    for line, says in (("[1, 2]", "line 2 is no evaluation record: a JSON list, not an object"),
+                       ('{"games_trained": "x", "random": 5}', "line 2 is no evaluation record: games_trained is 'x', "
+                                                               "not a count of games"),
+                       ('{"games_trained": 5, "random": {"win_rate": NaN}}', "line 2 is no evaluation record: random's "
+                                                                             "win_rate nan (95% CI None) is not a fraction"),
+                       ("[" * 100_000 + "]" * 100_000, "line 2 is nested too deeply to read")):
+        (tmp_path / "eval.jsonl").write_text(good + "\n" + line + "\n")
+        status, err = plot(str(tmp_path))
+        assert status == 2 and f"is not a run's evaluation log: {says}" in err, err
 
 
 def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
@@ -1232,3 +1243,38 @@ def test_a_stopped_play_session_ends_with_one_message_and_no_blank_line(monkeypa
     assert captured.err == "nardy play: interrupted\n" and captured.out.endswith("random 0.\n")
     monkeypatch.setattr(cli, "_cmd_bench", lambda args: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert cli.main(["bench"]) == 130 and capsys.readouterr().err == "\nnardy bench: interrupted\n"
+
+
+def test_odd_arguments_are_refused_in_one_line_naming_them(capsys, tmp_path):
+    """Found by throwing odd arguments at every command: each of these gave a traceback (exit 1),
+    ran for ever, ran something else than asked, or blamed another argument."""
+    from agents.search import MAX_PLY
+
+    position = START_NPN
+    for args, said in (
+        (["bench", "--env", "--num-envs", str(10**12), "--games", "2"],
+         "nardy bench: --num-envs 1,000,000,000,000: too many sub-environments for this machine's memory"),
+        (["bench", "--search", "default", "--max-ply", str(10**12)],
+         f"argument --max-ply: must be from 0 to {MAX_PLY} (each ply beyond 2 costs about 100 times more"),
+        (["hint", position, "6", "5", "--ply", str(MAX_PLY + 1)], f"argument --ply: must be from 0 to {MAX_PLY}"),
+        (["eval", f"default@{10**12}", "random", "--games", "2"], f"ply must be a whole number from 0 to {MAX_PLY}"),
+        (["bench", "--search", ""], "argument --search: must not be empty or blank"),  # ran the core benchmark
+        (["hint", "--plyr", "heuristic", position, "6", "5"], "unrecognized arguments: --plyr (did you mean --ply?)"),
+        (["moves", "--rul", "{}", position, "6", "5"], "unrecognized arguments: --rul (did you mean --rules?)"),
+        (["bench", "--games", "2", "--rules", '{"block_rule": "home", "block_rule": "ahead"}'],
+         "--rules gives block_rule twice; give each variant key once"),
+        (["bench", "--games", "2", "--rules", "{block_rule: home, block_rule: ahead}"],
+         "--rules gives block_rule twice"),
+    ):
+        out = nardy(capsys, *args)
+        assert out.returncode == 2 and said in out.stderr.strip().splitlines()[-1], (args, out.stderr[-600:])
+        assert "Traceback" not in out.stderr, out.stderr
+    # After '--' a token like an option is a positional one, as before.
+    out = nardy(capsys, "hint", "--top", "1", "--", position, "6", "5")
+    assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr
+    # A new run's folder that nothing can be made in is refused before Ray starts, not after.
+    target = "/proc/nardy-run" if os.path.isdir("/proc") else None
+    if target:
+        out = nardy(capsys, "train", "--config", "smoke", "--out", target)
+        assert out.returncode == 2 and f"cannot make {target}: " in out.stderr, out.stderr
+        assert "run directory:" not in out.stdout

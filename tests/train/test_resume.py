@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -126,8 +127,10 @@ def test_a_checkpoint_with_damaged_training_state_falls_back_to_a_good_copy(tmp_
 
 @pytest.mark.parametrize("damage", [
     {"schedule": {"games": 0}},  # a key missing
+    {"schedule": {"games": 0, "total_games": 2048, "lr": float("nan"), "epsilon": 0.1}},  # was taken for divergence
     {"games": "768"},  # a count of the wrong kind
     {"eval_history": [{"opponent": "race"}]},
+    {"eval_history": [{"games_trained": 512, "race": {"win_rate": float("nan")}}]},  # eval.jsonl would say NaN
 ])
 def test_damaged_counters_schedule_or_history_fall_back_too(tmp_path, damage):
     run = tmp_path / "run"
@@ -138,6 +141,33 @@ def test_damaged_counters_schedule_or_history_fall_back_too(tmp_path, damage):
     after = Trainer(before.config, run, resume=True, progress=False)
     assert after.resumed_from == run / "checkpoint-000000768.pt" and after.games == 768
     assert any("its training state is damaged" in note for note in after.skipped)
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    (lambda p: p.update(config=[1]), r"its training config is a list, not a mapping of settings"),  # was AttributeError
+    (lambda p: p["trainer"]["optimizer"]["state"][0].update(exp_avg=torch.zeros(2, 2)),  # failed in the first update
+     r"its optimizer state is damaged: exp_avg has shape \[2, 2\], its parameter \[\d+, \d+\]"),
+    (lambda p: p["trainer"]["optimizer"]["state"][0]["exp_avg"].view(-1).__setitem__(0, float("nan")),
+     r"its optimizer state is damaged: exp_avg holds values that are not finite"),  # was taken for divergence
+    (lambda p: p["trainer"]["optimizer"]["param_groups"][0].update(lr=float("inf")),
+     r"its optimizer state is damaged: param_groups\[0\] has lr=inf"),
+])
+def test_a_damaged_config_or_optimizer_state_falls_back_to_a_good_copy(tmp_path, damage, message):
+    run = tmp_path / "run"
+    before = _trained(run)
+    payload = torch.load(run / "checkpoint.pt", weights_only=True)
+    damage(payload)
+    torch.save(payload, run / "checkpoint.pt")
+    after = Trainer(before.config, run, resume=True, progress=False)
+    assert after.resumed_from == run / "checkpoint-000000768.pt" and after.games == 768
+    assert any(re.search(message, note) for note in after.skipped), after.skipped
+    after.learn(*_batch())  # the copy resumed from trains on
+
+
+def _batch() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    return (rng.integers(0, 4, size=(300, 50)).astype(np.uint8),
+            rng.dirichlet(np.ones(4), size=300).astype(np.float32))
 
 
 def test_keep_checkpoints_0_keeps_only_the_latest_also_of_earlier_sessions(tmp_path):
@@ -157,6 +187,7 @@ def test_eval_log_is_rewritten_from_the_checkpoint_on_resume(tmp_path):
     with open(run / "eval.jsonl", "w") as fh:  # as if evaluations were logged after that checkpoint
         for games in (256, 512, 512):
             fh.write(json.dumps({"games_trained": games}) + "\n")
+        fh.write("[1, 2]\n" + "[" * 100_000 + "]" * 100_000 + "\n")  # junk is no record either
         fh.write('{"games_trained": 7')  # and one cut short by a kill: no record, not counted
     again = Trainer(trainer.config, run, resume=True, progress=False)
     lines = [json.loads(x) for x in (run / "eval.jsonl").read_text().splitlines()]
@@ -340,6 +371,9 @@ def test_resume_refuses_fewer_games_than_played_and_unknown_settings(tmp_path):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text("{oops")
     with pytest.raises(TrainError, match=r"config.json is not valid JSON"):
+        config_for_resume(tmp_path / "bad")
+    (tmp_path / "bad" / "config.json").write_text("[" * 100_000 + "]" * 100_000)  # deeper than Python's parser goes
+    with pytest.raises(TrainError, match=r"config.json is not a run's config: its JSON is nested too deeply"):
         config_for_resume(tmp_path / "bad")
     (tmp_path / "empty").mkdir()
     with pytest.raises(TrainError, match=r"no config.json there and no readable checkpoint \(not a run folder\?\)"):
