@@ -24,6 +24,7 @@ import numpy as np
 
 from nardy_env import Rules, RulesError
 from nardy_env._runtime import not_a_file, printable
+from nardy_env.core import is_whole
 from nardy_env.encoding import FEATURES_VERSION, RAW_SIZE
 from nardy_env.rules import RulesLike
 
@@ -256,6 +257,10 @@ def import_onnxruntime() -> Any:
     return onnxruntime
 
 
+MAX_THREADS = 1024
+"""The most onnxruntime threads an evaluator is given (its own limit is a C int)."""
+
+
 def _session(model: str | Path | bytes, threads: int, where: str | None = None):
     try:
         ort = import_onnxruntime()
@@ -335,8 +340,11 @@ class OnnxEvaluator:
         # The graph's bytes as loaded, so a copy runs exactly this graph, whatever happens to the file.
         self._model = model
         self.where = where
-        self._threads = threads
-        self.session = _session(model, threads, where)
+        if not is_whole(threads, 1) or threads > MAX_THREADS:  # onnxruntime took 0, -5 and 1.5 for 1, "3" for 3
+            raise ValueError(f"threads must be a whole number from 1 to {MAX_THREADS} (onnxruntime's threads "
+                             f"for one evaluation), got {threads!r}")
+        self._threads = int(threads)
+        self.session = _session(model, self._threads, where)
         _check_io(self.session, where)
         self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
 

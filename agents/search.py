@@ -129,7 +129,9 @@ _PLY_COST = {3: "a minute or so", 4: "about an hour", 5: "days"}
 
 
 def _check_ply(ply: Any) -> None:
-    if not is_whole(ply) or ply > MAX_PLY:
+    if not is_whole(ply):
+        raise ValueError(f"ply must be a whole number from 0 to {MAX_PLY}, got {ply!r}")
+    if ply > MAX_PLY:
         raise ValueError(f"ply must be a whole number from 0 to {MAX_PLY} (each ply beyond 2 costs about 100 "
                          f"times more: {MAX_PLY}-ply takes {_PLY_COST[MAX_PLY]} a move), got {ply!r}")
 
@@ -169,11 +171,21 @@ class SearchPlayer:
                             f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
                             "from agents; for a player name, agents.load_player(name)")
         self.evaluator = evaluator
-        self.ply = int(ply)
+        self._ply = int(ply)
         self.rules = as_rules(rules)
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.batch = int(batch)
         self.evaluations = 0  # positions sent to the evaluator, for cost reports
+
+    @property
+    def ply(self) -> int:
+        """The search depth, 0 to ``MAX_PLY`` (its name keeps the depth it was made with)."""
+        return self._ply
+
+    @ply.setter
+    def ply(self, value: int) -> None:
+        _check_ply(value)
+        self._ply = int(value)
 
     @property
     def filter_k(self) -> int:

@@ -150,7 +150,11 @@ def initial_states(n: int = 1) -> np.ndarray:
     """The starting position, ``n`` times (the same for either colour to move)."""
     if not is_whole(n):
         raise ValueError(f"n must be a whole number, 0 or more (how many positions), got {n!r}")
-    states = np.zeros((n, STATE_SIZE), dtype=np.int8)
+    try:
+        states = np.zeros((n, STATE_SIZE), dtype=np.int8)
+    except (ValueError, MemoryError) as exc:  # numpy's words do not name n
+        raise ValueError(f"initial_states({n}): {n:,} positions of {STATE_SIZE} bytes do not fit in memory "
+                         f"({exc})") from None
     states[:, HEAD_INDEX] = NUM_CHECKERS
     states[:, HEAD_INDEX - HALF] = -NUM_CHECKERS
     return states
@@ -892,14 +896,16 @@ def legal_continuations(
     ``validate=False`` skips the input checks (for callers that pass only
     states and counters this module's own play produced, like the checker-mode
     env), and then every argument must be an array with one entry (row) per
-    position (shapes, integer dice 1..6, ``dice_left``'s range and the states' bounds as
-    for ``legal_afterstates`` are still checked);
+    position (shapes, integer dice 1..6, integer counters, ``dice_left``'s range and the
+    states' bounds as for ``legal_afterstates`` are still checked; ``heads_used`` and
+    ``head_limit`` are taken as given);
     ``threads`` as for ``legal_afterstates`` (default 1).
     """
     rules = as_rules(rules)
     if not validate:
         states, dice = _unchecked_int8(states), _unchecked_dice(dice)
-        left, used, limit = (np.ascontiguousarray(a, dtype=np.int64) for a in (dice_left, heads_used, head_limit))
+        left, used, limit = (_unchecked_dice(a, name) for a, name in
+                             ((dice_left, "dice_left"), (heads_used, "heads_used"), (head_limit, "head_limit")))
         _check_unchecked(states, dice, left, used, limit)
         return _run(states, dice, left, used, limit, rules, threads)
     states = validate_states(states)
@@ -945,12 +951,13 @@ def _unchecked_int8(states: npt.ArrayLike) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int8)
 
 
-def _unchecked_dice(dice: npt.ArrayLike) -> np.ndarray:
-    """``dice`` as C-ordered int64 for ``validate=False``: integers, as the checked call has them
-    (a float 3.7 was played as 3)."""
+def _unchecked_dice(dice: npt.ArrayLike, name: str = "dice") -> np.ndarray:
+    """``dice`` (or one of legal_continuations' counters, ``name``) as C-ordered int64 for
+    ``validate=False``: integers, as the checked call has them (a float 3.7 was played as 3, a
+    string "2" as 2)."""
     arr = np.asarray(dice)
     if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-        raise StateError(f"dice must be integers 1..6, got dtype {arr.dtype}")
+        raise StateError(f"{name} must be integers{' 1..6' if name == 'dice' else ''}, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.int64)
 
 

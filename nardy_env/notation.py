@@ -185,9 +185,9 @@ def format_npn(state: npt.ArrayLike, side: ColorLike, *, validate: bool = True) 
 
     ``validate=False`` skips the checks of the row (for states the rules core made)."""
     arr = np.asarray(state)
+    if arr.ndim != 1 or (not validate and arr.size < STATE_SIZE):  # unchecked too (it raised IndexError)
+        raise ValueError(f"format_npn takes one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}")
     if validate:
-        if arr.ndim != 1:
-            raise ValueError(f"format_npn takes one state row (shape [{STATE_SIZE}]), got shape {list(arr.shape)}")
         arr = validate_states(arr[None])[0]
     state = arr
     side = as_color(side)

@@ -87,7 +87,7 @@ def test_the_tools_refuse_bad_arguments_in_one_line_before_writing_anything(tmp_
     with pytest.raises(ValueError, match="games must be 1 or more"):
         afterstates_per_decision.afterstates_per_decision("random", games=0)
     assert "no player named 'nosuch'" in refused(serving_latency.main, ["--player", "nosuch"])
-    assert "--plies: must be 0 or more" in refused(serving_latency.main, ["--plies", "-1"])
+    assert "--plies: must be from 0 to 5" in refused(serving_latency.main, ["--plies", "-1"])
     assert "random does not search" in refused(serving_latency.main, ["--player", "random", "--plies", "0", "1"])
     assert "--threads: must be 1 or more" in refused(serving_latency.main, ["--threads", "0"])
     assert "--seconds: must be a positive number" in refused(max_results_search.main, ["--seconds", "-1"])

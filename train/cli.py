@@ -1423,7 +1423,11 @@ def _refuse_unknown_options_first(parser: argparse.ArgumentParser, argv: list[st
         return
     known = _options(commands[argv[0]])
     end = argv.index("--") if "--" in argv else len(argv)
-    extra = [a for a in argv[1:end] if a.startswith("--") and a != "--" and a.split("=")[0] not in known]
+    if {"-h", "--help"} & set(argv[1:end]):  # help comes first, typos or not
+        return
+    # A token with a space in it is a value to argparse ("--player '--x y'"), as it is here.
+    extra = [a for a in argv[1:end] if a.startswith("--") and a != "--" and " " not in a
+             and a.split("=")[0] not in known]
     if extra:
         _refuse_unrecognized(parser, argparse.Namespace(command=argv[0]), extra, argv)
 

@@ -251,6 +251,8 @@ class TrainConfig:
         for key, value in data.items():
             expected = types[key]
             value = number_from_text(value) if expected in ("int", "float") else value
+            if expected in ("int", "float") and isinstance(value, np.integer | np.floating):
+                value = value.item()  # numpy's numbers, as the other APIs take them (np.bool_ stays no number)
             if expected == "int" and isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
                 value = int(value)  # 1000.0, as 1e3 already is
             if expected in ("int",) and (isinstance(value, bool) or not isinstance(value, int)):

@@ -51,7 +51,7 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
     if not records:
         raise NoRecords(f"{eval_jsonl} holds no evaluation records")
     for number, r in _numbered(records, lines):
-        wrong = _record_fault(r)
+        wrong = record_fault(r)
         if wrong:
             raise ValueError(f"line {number} is no evaluation record: {wrong}")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).
@@ -66,7 +66,7 @@ def _numbered(records: list, lines: list[str]) -> list[tuple[int, Any]]:
     return list(zip((n for n, text in enumerate(lines, 1) if text.strip()), records, strict=False))
 
 
-def _record_fault(record: Any) -> str:
+def record_fault(record: Any) -> str:
     """What keeps one line of eval.jsonl from being an evaluation record ('' if nothing)."""
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not an object"
@@ -78,9 +78,10 @@ def _record_fault(record: Any) -> str:
             continue
         rate, ci = result["win_rate"], result.get("win_rate_ci95", [])
         numbers = [rate, *ci] if isinstance(ci, list) else None
+        # An interval may reach past 0 or 1, to infinity even (of one pair, on 2026-11-29): drawn cut at 0 and 1.
         if numbers is None or len(numbers) not in (1, 3) or any(
-                isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) for x in numbers) \
-                or not 0 <= rate <= 1:  # an interval may reach past 0 or 1 (records before 2026-11 did)
+                isinstance(x, bool) or not isinstance(x, int | float) or math.isnan(x) for x in numbers) \
+                or not 0 <= rate <= 1:
             return (f"{opponent}'s win_rate {rate!r} (95% CI {result.get('win_rate_ci95')!r}) is not a fraction "
                     "from 0 to 1 (with two numbers for its interval)")
     return ""
@@ -103,7 +104,7 @@ def _rules_of(points: list[dict], source: str | Path | None = None) -> list[str]
         try:
             config = json.loads((Path(source).parent / "config.json").read_text(encoding="utf-8"))
             run_rules = config["rules"] if isinstance(config, dict) else None
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, RecursionError):
             run_rules = None
     found = []
     for r in points:

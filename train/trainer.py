@@ -589,7 +589,11 @@ class Trainer:
             self.eval_history = list(state.get("eval_history", []))
             if not all(isinstance(r, dict) and isinstance(r.get("games_trained"), int) for r in self.eval_history):
                 raise ValueError("eval_history holds records without games_trained")
-            json.dumps(self.eval_history, allow_nan=False)  # eval.jsonl is written from it: standard JSON only
+            from train.plots import record_fault
+
+            wrong = next((f for f in map(record_fault, self.eval_history) if f), "")
+            if wrong:  # a NaN win rate, say: eval.jsonl is written from it, and nardy plot would refuse it
+                raise ValueError(f"eval_history holds a record that is no evaluation: {wrong}")
             self.rng.bit_generator.state = state["rng"]
             torch.set_rng_state(state["torch_rng"])
             self.started_from = payload.get("started_from") if isinstance(payload.get("started_from"), dict) else None

@@ -132,6 +132,9 @@ def as_actions(actions: Any, num_envs: int) -> np.ndarray:
     """One integer action per sub-env as int64 ``[num_envs]``, or IllegalActionError."""
     if actions is None:
         raise IllegalActionError(f"actions is None: step() takes one integer action per sub-env, shape ({num_envs},)")
+    if isinstance(actions, list | tuple) and any(isinstance(a, bool | np.bool_) for a in actions):
+        raise IllegalActionError(f"actions must be integers, not True or False (numpy would read them as 1 and 0): "
+                                 f"got {list(actions)!r}"[:300])
     arr = np.asarray(actions)
     if arr.shape != (num_envs,):
         raise IllegalActionError(f"actions must have shape ({num_envs},), got {arr.shape}")

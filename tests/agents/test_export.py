@@ -481,6 +481,13 @@ def test_policy_json_tells_the_weights_a_run_started_from():
     assert "started_from" not in _provenance(payload, Path("c.pt"), "cd" * 32)
 
 
+def test_onnxruntime_threads_are_a_whole_number_in_range(exported):
+    for bad in (0, -5, True, 1.5, "3", None, 2**31):  # 0, -5, True and 1.5 were 1 thread, "3" three; None and 2**31
+        with pytest.raises(ValueError, match=r"threads must be a whole number from 1 to 1024"):  # raised inside
+            load_policy(exported[0], threads=bad)                                               # onnxruntime
+    assert load_policy(exported[0], threads=np.int64(2))[0].session.get_session_options().intra_op_num_threads == 2
+
+
 def test_policy_json_that_is_not_json(exported, tmp_path):
     folder = _copy_policy(exported[0], tmp_path / "p")
     (folder / JSON_FILE).write_text("{not json")

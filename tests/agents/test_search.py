@@ -182,9 +182,15 @@ def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever(
     torch.manual_seed(0)
     player = SearchPlayer(TorchEvaluator(TDNetwork((4,))))
     states = initial_states(1)
-    for bad in (-1, 1.5, True):
-        with pytest.raises(ValueError, match="ply must be a whole number"):
+    for bad in (-1, 1.5, True, 6):
+        with pytest.raises(ValueError, match="ply must be a whole number from 0 to 5"):
             player.equity(states, ply=bad)
+        with pytest.raises(ValueError, match="ply must be a whole number from 0 to 5"):
+            player.ply = bad  # set afterwards, checked as when made (10**12 ran for ever)
+    with pytest.raises(ValueError, match=r"from 0 to 5 \(each ply beyond 2 costs about 100 times more: 5-ply takes days"):
+        SearchPlayer(TorchEvaluator(TDNetwork((4,))), ply=10**12)
+    player.ply = np.int64(1)
+    assert player.ply == 1 and type(player.ply) is int
     assert np.isfinite(player.equity(states, ply=np.int64(0))).all()
 
 

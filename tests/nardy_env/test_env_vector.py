@@ -264,6 +264,11 @@ def test_vector_env_rejects_non_integer_actions_and_counts():
             envs.step(bad)
     with pytest.raises(IllegalActionError, match=r"actions is None.*shape \(2,\)"):
         envs.step(None)
+    before = envs.unwrapped.batch.state.copy()
+    for mixed in ([True, 0], (0, np.bool_(True))):  # numpy reads the list as [1, 0]: it was played as action 1
+        with pytest.raises(IllegalActionError, match="not True or False"):
+            envs.step(mixed)
+    assert (envs.unwrapped.batch.state == before).all()
     for bad_count in (0, "4", 1.5, True):
         with pytest.raises(ValueError, match="num_envs"):
             LongNardyVectorEnv(num_envs=bad_count)

@@ -169,6 +169,11 @@ def test_unchecked_calls_still_refuse_what_would_read_outside_the_arrays():
     for roll in ([[3.7, 1.2]], [[6.0, 5.0]], [[True, True]]):  # 3.7 was played as 3; floats refused as checked
         with pytest.raises(StateError, match=r"dice must be integers 1..6, got dtype (float64|bool)"):
             legal_afterstates(initial_states(1), roll, validate=False)
+    start = initial_states(1)
+    for counters, name in ((([2.9], [0], [1]), "dice_left"), (([2], [True], [1]), "heads_used"),
+                           (([2], [0], ["1"]), "head_limit"), (([2], [0], [None]), "head_limit")):
+        with pytest.raises(StateError, match=rf"{name} must be integers, got dtype"):  # 2.9 was played as 2
+            legal_continuations(start, [[6, 5]], *counters, validate=False)
     opponent_wide = many[:1].copy()
     opponent_wide[0, 23] = -20
     with pytest.raises(StateError, match=r"state 0: point 24 holds -20; a point holds -15..15"):

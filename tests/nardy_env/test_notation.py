@@ -161,8 +161,13 @@ def test_point_conversion_and_formatting_refuse_what_they_would_misread():
         with pytest.raises(ValueError, match=message):
             to_common_point(point, colour)
     start = initial_states(1)
-    with pytest.raises(ValueError, match=r"one state row \(shape \[26\]\)"):
-        format_npn(start, Color.WHITE)
+    for rows, validate in ((start, True), (start, False), (start[0, :20], False)):  # unchecked: IndexError
+        with pytest.raises(ValueError, match=r"one state row \(shape \[26\]\)"):
+            format_npn(rows, Color.WHITE, validate=validate)
+    with pytest.raises(StateError):
+        format_npn(start[0, :20], Color.WHITE)
+    with pytest.raises(ValueError, match=r"initial_states\(9223372036854775808\): .* do not fit in memory"):
+        initial_states(2**63)
     bad = start[0].copy()
     bad[0] = 3  # 18 white checkers
     with pytest.raises(StateError):

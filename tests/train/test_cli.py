@@ -289,6 +289,11 @@ def test_plot_draws_the_training_curve(tmp_path, capsys):
         (tmp_path / "eval.jsonl").write_text(good + "\n" + line + "\n")
         status, err = plot(str(tmp_path))
         assert status == 2 and f"is not a run's evaluation log: {says}" in err, err
+    # Records without rules are read under config.json's beside them: one nested too deeply says nothing.
+    (tmp_path / "eval.jsonl").write_text(good + "\n")
+    (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    status, err = plot(str(tmp_path))
+    assert status == 0, err
 
 
 def test_plot_compares_runs_against_one_opponent(tmp_path, capsys):
@@ -1269,6 +1274,11 @@ def test_odd_arguments_are_refused_in_one_line_naming_them(capsys, tmp_path):
         out = nardy(capsys, *args)
         assert out.returncode == 2 and said in out.stderr.strip().splitlines()[-1], (args, out.stderr[-600:])
         assert "Traceback" not in out.stderr, out.stderr
+    # Help comes first, and a value with a space in it is a value, as argparse takes them.
+    out = nardy(capsys, "hint", "-h", "--plyr")
+    assert out.returncode == 0 and "usage: nardy hint" in out.stdout, out.stderr
+    out = nardy(capsys, "hint", "--player", "--x y", position, "6", "5")
+    assert out.returncode == 2 and "no player named '--x y'" in out.stderr, out.stderr
     # After '--' a token like an option is a positional one, as before.
     out = nardy(capsys, "hint", "--top", "1", "--", position, "6", "5")
     assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr

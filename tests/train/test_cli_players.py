@@ -53,7 +53,7 @@ def test_bad_numbers_are_refused_before_anything_runs(capsys):
                         (("play", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),
                         (("bench", "--seed", str(2**32)), "--seed: must be from 0 to 2**32 - 1"),  # one range
                         (("play", "--games", "0"), "--games: must be 1 or more"),
-                        (("hint", START_NPN, "6", "5", "--ply", "-1"), "--ply: must be 0 or more"),
+                        (("hint", START_NPN, "6", "5", "--ply", "-1"), "--ply: must be from 0 to 5"),
                         (("hint", START_NPN, "6", "5", "--top", "0"), "--top: must be 1 or more"),
                         (("hint", START_NPN, "6", "5", "--player", "race", "--ply", "1"), "race is a bot"),
                         (("play", "--against", "random", "--ply", "1"), "random is a bot"),

@@ -174,6 +174,10 @@ def test_settings_made_in_python_are_checked_like_those_from_a_file():
     config = TrainConfig(seed=np.int64(3), lr=np.float32(0.5))  # numpy numbers are plain numbers
     assert type(config.seed) is int and type(config.lr) is float
     assert TrainConfig.from_dict(config.to_dict()) == config
+    # ... from a mapping too (from_dict said "seed must be an integer, got np.int64(3)")
+    assert TrainConfig.from_dict({"seed": np.int64(3), "lr": np.float32(0.5)}) == config
+    with pytest.raises(ConfigError, match="actors must be an integer"):
+        TrainConfig.from_dict({"actors": np.bool_(True)})
 
 
 def test_a_config_that_is_not_text_is_named(tmp_path):
