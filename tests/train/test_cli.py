@@ -290,6 +290,10 @@ def test_plot_draws_the_training_curve(tmp_path, capsys):
         status, err = plot(str(tmp_path))
         assert status == 2 and f"is not a run's evaluation log: {says}" in err, err
     # Records without rules are read under config.json's beside them: one nested too deeply says nothing.
+    # An interval of one pair reached infinity on 2026-11-29: such a record is drawn, cut at 0 and 1.
+    one_pair = {"games_trained": 2, "random": {"win_rate": 0.5, "win_rate_ci95": [float("-inf"), float("inf")]}}
+    (tmp_path / "eval.jsonl").write_text(good + "\n" + json.dumps(one_pair) + "\n")
+    assert plot(str(tmp_path))[0] == 0
     (tmp_path / "eval.jsonl").write_text(good + "\n")
     (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
     status, err = plot(str(tmp_path))
