@@ -59,8 +59,8 @@ def main():
     import onnxruntime as ort  # (1.29+ keeps a device id and may send usage data unless told so)
     try:  # docs/policy.md's checks: the format, the files belong together, a session from a copy alone in a folder
         info, model = json.loads((args.policy / "policy.json").read_text()), (args.policy / "policy.onnx").read_bytes()
-        if info.get("format") != "nardy-policy/1" or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
-            raise ValueError("not a nardy-policy/1 export, or policy.onnx is not the file policy.json names")
+        if info.get("format") != "nardy-policy/1" or info.get("known_outcomes_in_graph") is not True or hashlib.sha256(model).hexdigest() != info.get("onnx", {}).get("sha256"):
+            raise ValueError("not a nardy-policy/1 export with known_outcomes_in_graph (best_result needs it: export an older one again), or policy.onnx is not the file policy.json names")
         with tempfile.TemporaryDirectory() as folder:
             (Path(folder) / "policy.onnx").write_bytes(model)
             session = ort.InferenceSession(str(Path(folder) / "policy.onnx"), providers=["CPUExecutionProvider"])

@@ -260,6 +260,27 @@ def _to_onnx(network, opset: int, exporter: str):
     for tensor in model.graph.initializer:
         if tensor.data_location == onnx.TensorProto.EXTERNAL:
             raise ExportError("the exporter put weights in an external data file; an export must be one file")
+    return _lowest_ir_version(model)
+
+
+def _lowest_ir_version(model):
+    """``model`` marked with the lowest ONNX IR version its opsets need (opset 18: IR 8, which
+    onnxruntime reads from 1.14) instead of the exporter's own (torch 2.13 writes IR 10, which
+    onnxruntime refuses before 1.18, and runtimes that lag, such as some onnxruntime-web builds,
+    too), when the graph passes onnx.checker so; else as written."""
+    import onnx
+
+    written = model.ir_version
+    try:
+        lowest = onnx.helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
+    except Exception:  # an onnx without the table: leave it
+        return model
+    if lowest < written:
+        model.ir_version = lowest
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except Exception:  # something in it needs the newer version after all
+            model.ir_version = written
     return model
 
 
@@ -512,6 +533,7 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         "known_outcomes_in_graph": True,
         "training": _provenance(payload, source, sha256),
         "onnx": {"file": ONNX_FILE, "opset": opsets.get("ai.onnx", opset), "opset_import": opsets,
+                 "ir_version": int(model.ir_version),
                  "producer": f"{model.producer_name} {model.producer_version}".strip(),
                  "exporter": exporter, "torch": torch.__version__, "onnx": onnx.__version__,
                  "external_data": False, "bytes": len(model_bytes),
@@ -551,7 +573,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         return 0
     v, o = policy["verification"], policy["onnx"]
     out = Path(args.out)
-    print(f"wrote {out / ONNX_FILE} ({o['bytes']:,} bytes, opset {o['opset']}, {o['producer']}) "
+    print(f"wrote {out / ONNX_FILE} ({o['bytes']:,} bytes, opset {o['opset']}, IR version {o['ir_version']}, "
+          f"{o['producer']}) "
           f"and {out / JSON_FILE}")
     print(f"network {policy['network']['hidden']} on {policy['features_version']}, "
           f"rules {json.dumps(policy['rules'])}, trained on {policy['training']['games']:,} games")

@@ -179,6 +179,9 @@ def test_onnx_graph_is_one_file_with_the_contract_signature(exported):
                                              ("equity", TensorProto.FLOAT, ["dynamic"])]
     assert {o.domain or "ai.onnx": o.version for o in model.opset_import}["ai.onnx"] == policy["onnx"]["opset"]
     assert model.producer_name == "pytorch"
+    # The IR version opset 18 needs, not the exporter's 10: onnxruntime before 1.18 refused the file.
+    assert model.ir_version == policy["onnx"]["ir_version"] == onnx.helper.find_min_ir_version_for(
+        list(model.opset_import)) == 8
     assert {p.key: p.value for p in model.metadata_props} == {
         "nardy.format": POLICY_FORMAT, "nardy.features_version": FEATURES_VERSION,
         "nardy.rules": DEFAULT_RULES.to_json()}
@@ -923,6 +926,14 @@ def test_frontend_example_gives_onnxruntime_the_graph_alone_in_an_empty_folder(e
     out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(folder), "--auto", "1", cwd=here)
     assert out.returncode == 2, out.stdout[-500:]
     assert "is not an exported policy folder nardy can load" in out.stderr and "Traceback" not in out.stderr
+    # An export from before finished results were valued in the graph: best_result would misplay it.
+    older = _copy_policy(exported[0], tmp_path / "older")
+    info = json.loads((older / JSON_FILE).read_text())
+    del info["known_outcomes_in_graph"]
+    (older / JSON_FILE).write_text(json.dumps(info))
+    out = _run_without_torch(tmp_path, str(ROOT / "examples" / "frontend.py"), str(older), "--auto", "1")
+    assert out.returncode == 2 and "with known_outcomes_in_graph (best_result needs it: export an older one again)" \
+        in out.stderr, out.stderr[-500:]
 
 
 def test_nardy_export_command(checkpoint, tmp_path):
