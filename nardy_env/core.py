@@ -152,9 +152,9 @@ def initial_states(n: int = 1) -> np.ndarray:
         raise ValueError(f"n must be a whole number, 0 or more (how many positions), got {n!r}")
     try:
         states = np.zeros((n, STATE_SIZE), dtype=np.int8)
-    except (ValueError, MemoryError) as exc:  # numpy's words do not name n
-        raise ValueError(f"initial_states({n}): {n:,} positions of {STATE_SIZE} bytes do not fit in memory "
-                         f"({exc})") from None
+    except (ValueError, MemoryError) as exc:  # numpy's words do not name n; the kind of error stays
+        kind = MemoryError if isinstance(exc, MemoryError) else ValueError
+        raise kind(f"initial_states({n}): {n:,} positions of {STATE_SIZE} bytes do not fit in memory ({exc})") from None
     states[:, HEAD_INDEX] = NUM_CHECKERS
     states[:, HEAD_INDEX - HALF] = -NUM_CHECKERS
     return states
