@@ -156,7 +156,7 @@ def test_two_player_files_get_their_own_helpers_and_nothing_beside_them_shadows_
     assert result.points_a.size == 400
 
 
-def test_a_player_from_a_file_unpickles_in_a_fresh_process_that_imports_nardy(tmp_path):
+def test_a_player_from_a_file_unpickles_in_a_fresh_process_that_imports_nardy(tmp_path, monkeypatch):
     """A spawned or forkserver worker (AsyncVectorEnv, SB3's SubprocVecEnv) gets players pickled:
     a FILE.py:NAME player's module name is the same in every process, and nardy finds it again."""
     import pickle
@@ -188,9 +188,18 @@ def test_a_player_from_a_file_unpickles_in_a_fresh_process_that_imports_nardy(tm
 
     assert _player_files.PlayerFileFinder in sys.meta_path
     assert _player_files.module_path(_player_files.module_name(str(folder / "mine.py"))) == str(folder / "mine.py")
+    (folder / "notes.txt").write_text("x = 1\n")
+    monkeypatch.chdir(folder)
     for name in ("numpy_x", _player_files.PREFIX + "zz", _player_files.module_name(str(folder / "gone.py")),
-                 _player_files.module_name(str(folder / "helper_mod.txt"))):
-        assert _player_files.PlayerFileFinder.find_spec(name) is None
+                 _player_files.module_name(str(folder / "notes.txt")), _player_files.module_name("mine.py")):
+        assert _player_files.PlayerFileFinder.find_spec(name) is None  # the last: relative, though there in cwd
+    assert _player_files.module_path("numpy_x") is None
+    # A file that fails to run leaves no module behind: loaded again, it runs again (and fails again).
+    (folder / "bad.py").write_text("raise RuntimeError('not today')\n")
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"running .*bad.py failed: RuntimeError: not today"):
+            load_player(f"{folder / 'bad.py'}:agent")
+    assert _player_files.module_name(str(folder / "bad.py")) not in sys.modules
 
 
 def test_a_plugin_name_with_a_colon_is_still_the_plugins(monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -37,6 +38,13 @@ def test_a_default_folder_in_the_current_directory_comes_first(tmp_path, monkeyp
     with pytest.raises(PlayerNotFound, match=r"in the folder odd, checkpoint.pt is a folder, not a file; policy.json is "
                                              r"a link that leads nowhere"):
         load_player("odd")
+    from nardy_env._runtime import not_a_file
+
+    (tmp_path / "real.txt").write_text("x")
+    (tmp_path / "to_real").symlink_to("real.txt")
+    os.mkfifo(tmp_path / "pipe")
+    assert [not_a_file(tmp_path / n) for n in ("real.txt", "to_real", "nothing", "pipe")] == [
+        "", "", "", "is not a regular file"]
     (tmp_path / "run").mkdir()  # a run that has not written its first checkpoint
     with pytest.raises(PlayerNotFound, match=r"the folder run holds neither checkpoint.pt \(a run directory\)"
                                              r" nor policy.onnx and policy.json \(an exported policy folder\)$"):

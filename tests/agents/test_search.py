@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.search import EQUITY, ROLL_WEIGHTS, ROLLS, SearchPlayer, searched
-from nardy_env import flip, legal_afterstates, parse_npn
+from nardy_env import NardyWarning, flip, legal_afterstates, parse_npn
 from nardy_env.encoding import raw_positions
 from tests.helpers import npn
 
@@ -191,6 +191,9 @@ def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever(
         SearchPlayer(TorchEvaluator(TDNetwork((4,))), ply=10**12)
     player.ply = np.int64(1)
     assert player.ply == 1 and type(player.ply) is int
+    with pytest.warns(NardyWarning, match="expect days a move"):
+        deepest = SearchPlayer(TorchEvaluator(TDNetwork((4,))), ply=5)  # the deepest is taken, with its warning
+    assert deepest.ply == 5
     assert np.isfinite(player.equity(states, ply=np.int64(0))).all()
 
 

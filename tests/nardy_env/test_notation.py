@@ -161,7 +161,7 @@ def test_point_conversion_and_formatting_refuse_what_they_would_misread():
         with pytest.raises(ValueError, match=message):
             to_common_point(point, colour)
     start = initial_states(1)
-    for rows, validate in ((start, True), (start, False), (start[0, :20], False)):  # unchecked: IndexError
+    for rows, validate in ((start, True), (start, False), (start[0, :20], False), (np.zeros((), np.int8), True)):
         with pytest.raises(ValueError, match=r"one state row \(shape \[26\]\)"):
             format_npn(rows, Color.WHITE, validate=validate)
     with pytest.raises(StateError):

@@ -289,6 +289,13 @@ def test_plot_draws_the_training_curve(tmp_path, capsys):
         (tmp_path / "eval.jsonl").write_text(good + "\n" + line + "\n")
         status, err = plot(str(tmp_path))
         assert status == 2 and f"is not a run's evaluation log: {says}" in err, err
+    from train.plots import record_fault
+
+    assert record_fault({"games_trained": 1, "r": {"win_rate": 1.0, "win_rate_ci95": [0.9, 1.0]}}) == ""  # a perfect score
+    assert record_fault({"games_trained": -1}).startswith("games_trained is -1")
+    for result in ({"win_rate": 0.5, "win_rate_ci95": [0.4]}, {"win_rate": 0.5, "win_rate_ci95": [float("nan"), 0.6]},
+                   {"win_rate": True}, {"win_rate": 1.01}, {"win_rate": 0.5, "win_rate_ci95": [0.4, 0.5, 0.6]}):
+        assert "is not a fraction from 0 to 1" in record_fault({"games_trained": 1, "r": result}), result
     # Records without rules are read under config.json's beside them: one nested too deeply says nothing.
     # An interval of one pair reached infinity on 2026-11-29: such a record is drawn, cut at 0 and 1.
     one_pair = {"games_trained": 2, "random": {"win_rate": 0.5, "win_rate_ci95": [float("-inf"), float("inf")]}}
@@ -1283,8 +1290,12 @@ def test_odd_arguments_are_refused_in_one_line_naming_them(capsys, tmp_path):
     assert out.returncode == 0 and "usage: nardy hint" in out.stdout, out.stderr
     out = nardy(capsys, "hint", "--player", "--x y", position, "6", "5")
     assert out.returncode == 2 and "no player named '--x y'" in out.stderr, out.stderr
-    # After '--' a token like an option is a positional one, as before.
+    # After '--' a token like an option is a positional one, as before; --option=value is the option.
     out = nardy(capsys, "hint", "--top", "1", "--", position, "6", "5")
+    assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr
+    out = nardy(capsys, "eval", "--games", "2", "--", "--odd", "random")
+    assert out.returncode == 2 and "no player named '--odd'" in out.stderr, out.stderr
+    out = nardy(capsys, "moves", "--rules={}", position, "6", "5")
     assert out.returncode == 0 and "24/18 18/13" in out.stdout, out.stderr
     # A new run's folder that nothing can be made in is refused before Ray starts, not after.
     target = "/proc/nardy-run" if os.path.isdir("/proc") else None

@@ -128,6 +128,8 @@ def test_a_checkpoint_with_damaged_training_state_falls_back_to_a_good_copy(tmp_
 @pytest.mark.parametrize("damage", [
     {"schedule": {"games": 0}},  # a key missing
     {"schedule": {"games": 0, "total_games": 2048, "lr": float("nan"), "epsilon": 0.1}},  # was taken for divergence
+    {"schedule": {"games": 0, "total_games": 2048, "lr": float("inf"), "epsilon": 0.1}},
+    {"schedule": {"games": 0, "total_games": 2048, "lr": -0.1, "epsilon": 0.1}},
     {"games": "768"},  # a count of the wrong kind
     {"eval_history": [{"opponent": "race"}]},
     {"eval_history": [{"games_trained": 512, "race": {"win_rate": float("nan")}}]},  # eval.jsonl would say NaN
