@@ -136,6 +136,13 @@ def _check_ply(ply: Any) -> None:
                          f"times more: {MAX_PLY}-ply takes {_PLY_COST[MAX_PLY]} a move), got {ply!r}")
 
 
+def _warn_cost(ply: int, stacklevel: int) -> None:
+    if ply >= 3:
+        warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
+                      f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
+                      f"{_PLY_COST[ply]} a move", category=NardyWarning, stacklevel=stacklevel)
+
+
 class SearchPlayer:
     """Plays the afterstate with the highest n-ply equity.
 
@@ -162,16 +169,13 @@ class SearchPlayer:
         self.filter_k = filter_k  # checked by its setter
         if not is_whole(batch, 1):
             raise ValueError(f"batch must be a whole number, 1 or more (positions per forward pass), got {batch!r}")
-        if ply >= 3:
-            warnings.warn(f"{ply}-ply search multiplies the cost of 2-ply (about 160,000 positions and "
-                          f"0.4 s a move on 2 cores) by about 100 per ply beyond 2: expect "
-                          f"{_PLY_COST[ply]} a move", category=NardyWarning, stacklevel=2)
+        _warn_cost(ply, stacklevel=3)
         if not callable(getattr(evaluator, "outcomes", None)):
             raise TypeError(f"SearchPlayer needs an evaluator with outcomes(raw) -> [N, 4] probabilities, got "
                             f"{type(evaluator).__name__}: for a TDNetwork, SearchPlayer(TorchEvaluator(network)) "
                             "from agents; for a player name, agents.load_player(name)")
         self.evaluator = evaluator
-        self._ply = int(ply)
+        self._ply = int(ply)  # checked and warned about above
         self.rules = as_rules(rules)
         self.name = name if ply == 0 else f"{name}@{ply}"
         self.batch = int(batch)
@@ -185,6 +189,7 @@ class SearchPlayer:
     @ply.setter
     def ply(self, value: int) -> None:
         _check_ply(value)
+        _warn_cost(value, stacklevel=3)
         self._ply = int(value)
 
     @property

@@ -594,6 +594,8 @@ class Trainer:
             wrong = next((f for f in map(record_fault, self.eval_history) if f), "")
             if wrong:  # a NaN win rate, say: eval.jsonl is written from it, and nardy plot would refuse it
                 raise ValueError(f"eval_history holds a record that is no evaluation: {wrong}")
+            if any(map(_not_finite, self.eval_history)):  # eval.jsonl is standard JSON (jq, JavaScript)
+                raise ValueError("eval_history holds a number that is not finite")
             self.rng.bit_generator.state = state["rng"]
             torch.set_rng_state(state["torch_rng"])
             self.started_from = payload.get("started_from") if isinstance(payload.get("started_from"), dict) else None
@@ -1420,6 +1422,18 @@ def _unreadable_name(path: Path) -> Path:
         n += 1
         aside = path.with_name(f"{path.name}.unreadable-{n}")
     return aside
+
+
+def _not_finite(value: Any, key: str = "") -> bool:
+    """Whether a record holds NaN, or an infinity outside an interval (``...ci95``: one pair's
+    interval reached infinity on 2026-11-29, a record of its time to keep)."""
+    if isinstance(value, float):
+        return math.isnan(value) or (math.isinf(value) and not key.endswith("ci95"))
+    if isinstance(value, dict):
+        return any(_not_finite(v, str(k)) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_not_finite(v, key) for v in value)
+    return False
 
 
 def _optimizer_damage(optimizer: Any) -> str:

@@ -194,6 +194,9 @@ def test_a_search_depth_that_is_no_whole_number_is_refused_not_recursed_forever(
     with pytest.warns(NardyWarning, match="expect days a move"):
         deepest = SearchPlayer(TorchEvaluator(TDNetwork((4,))), ply=5)  # the deepest is taken, with its warning
     assert deepest.ply == 5
+    with pytest.warns(NardyWarning, match="expect about an hour a move") as said:
+        player.ply = 4  # set later, warned about as when made
+    assert said[0].filename == __file__
     assert np.isfinite(player.equity(states, ply=np.int64(0))).all()
 
 

@@ -133,6 +133,7 @@ def test_a_checkpoint_with_damaged_training_state_falls_back_to_a_good_copy(tmp_
     {"games": "768"},  # a count of the wrong kind
     {"eval_history": [{"opponent": "race"}]},
     {"eval_history": [{"games_trained": 512, "race": {"win_rate": float("nan")}}]},  # eval.jsonl would say NaN
+    {"eval_history": [{"games_trained": 512, "race": {"win_rate": 0.5, "points_per_game": float("nan")}}]},
 ])
 def test_damaged_counters_schedule_or_history_fall_back_too(tmp_path, damage):
     run = tmp_path / "run"
