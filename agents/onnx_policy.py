@@ -326,7 +326,8 @@ def _check_graph_arg(where: str, arg, want: list[int | None]) -> None:
 class OnnxEvaluator:
     """Outcome probabilities and equities from an exported ``policy.onnx`` (onnxruntime, CPU).
 
-    ``threads``: onnxruntime's intra-op threads (default 1: evaluation runs one
+    ``threads``: onnxruntime's intra-op threads, a whole number from 1 to
+    ``MAX_THREADS`` (1024; ValueError otherwise; default 1: evaluation runs one
     process per CPU, and search batches are small).
     """
 
@@ -388,7 +389,8 @@ def load_policy(path: str | Path, threads: int = 1) -> tuple[OnnxEvaluator, dict
     whose inputs or outputs break the contract, or a policy.onnx that is not the
     one policy.json describes: its SHA-256 (``onnx.sha256``, which nardy export
     records; a policy.json from elsewhere may leave it out) or the format, features
-    version or rules that the graph's metadata repeats differ from policy.json's.
+    version or rules that the graph's metadata repeats differ from policy.json's;
+    ValueError for ``threads`` outside 1..``MAX_THREADS`` (as ``OnnxEvaluator``).
     """
     folder = _folder(path)
     info = read_policy_json(folder)

@@ -23,6 +23,7 @@ from nardy_env.players import SHADOWED, Player, RandomPlayer, search_depth, shad
 from .bots import BOTS
 from .files import shipped_data
 from .levels import LEVELS, level
+from .search import MAX_PLY
 
 __all__ = ["SHIPPED_PLAYER", "NAMED_BOTS", "is_bot", "player_file", "resolve", "split_ply", "is_level",
            "level_temperature"]
@@ -39,7 +40,7 @@ def split_ply(spec: str) -> tuple[str, int]:
         return base, int(depth)
     _, sep, ply = spec.rpartition("@")
     if sep and re.fullmatch(r"[+-][0-9]+", ply):
-        raise ValueError(f"{spec!r}: the search depth after '@' is a whole number, 0 or more")
+        raise ValueError(f"{spec!r}: the search depth after '@' is a whole number from 0 to {MAX_PLY}")
     return spec, 0
 
 

@@ -1210,7 +1210,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--action-mode", choices=["turn", "checker"], default=None,
                        help="action mode for --env (default turn)")
     bench.add_argument("--search", metavar="PLAYER", type=TEXT, help="cost of 0..--max-ply search with this network player")
-    bench.add_argument("--max-ply", type=PLY, default=None, help="deepest search level for --search (default 2)")
+    bench.add_argument("--max-ply", type=PLY, default=None, help="deepest search level for --search, 0..5 (default 2)")
     bench.add_argument("--filter", metavar="K", type=COUNT, default=None,
                        help=FILTER_HELP.replace(" (default 5)", "") + " for --search (default 5)")
     bench.add_argument("--positions", type=COUNT, default=None,
@@ -1246,7 +1246,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint.add_argument("--player", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     hint.add_argument("--policy", metavar="DIR", type=TEXT, help="an exported policy folder (same as --player DIR)")
     hint.add_argument("--ply", type=PLY, default=None,
-                      help="search depth (0 = the network alone; default: the @N of the player's name, else 0)")
+                      help="search depth, 0..5 (0 = the network alone; default: the @N of the player's name, else 0)")
     hint.add_argument("--filter", metavar="K", type=COUNT, default=None, help=FILTER_HELP)
     hint.add_argument("--top", type=COUNT, default=None,
                       help="plays to show (default 10; with --jsonl every play unless given)")
@@ -1270,7 +1270,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "is kept over the games of the session.")
     play.add_argument("--against", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     play.add_argument("--ply", type=PLY, default=None,
-                      help="the opponent's search depth (default: the @N of its name, else 0)")
+                      help="the opponent's search depth, 0..5 (default: the @N of its name, else 0)")
     play.add_argument("--filter", metavar="K", type=COUNT, default=None, help=FILTER_HELP)
     play.add_argument("--color", choices=["white", "black", "random"], default="random",
                       help="your colour (default random: drawn for each game)")

@@ -59,7 +59,7 @@ def test_default_without_the_shipped_player_says_what_is_missing(tmp_path, monke
 
 
 def test_a_negative_search_depth_is_named_as_such():
-    with pytest.raises(ValueError, match="search depth after '@' is a whole number, 0 or more"):
+    with pytest.raises(ValueError, match="search depth after '@' is a whole number from 0 to 5"):
         load_player("heuristic@-1")
 
 

@@ -524,7 +524,7 @@ def test_hint_names_a_player_whose_equities_are_wrong_in_one_line(tmp_path, caps
 
 
 def test_a_negative_search_depth_is_one_line_for_every_command(capsys):
-    said = "the search depth after '@' is a whole number, 0 or more"
+    said = "the search depth after '@' is a whole number from 0 to 5"
     for args in (("play", "--against", "default@-1"), ("hint", "--player", "random@-1", START_NPN, "6", "5"),
                  ("eval", "default@-1", "race", "--games", "2"), ("bench", "--search", "default@-1")):
         out = nardy(capsys, *args, stdin="")
