@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from nardy_env import Rules
+from nardy_env._runtime import not_a_file
 from nardy_env.encoding import FEATURES_VERSION, features
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
@@ -150,7 +151,8 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     if path.is_dir():
         path = path / "checkpoint.pt"
     if not path.is_file():
-        raise CheckpointError(f"no checkpoint at {path}")
+        odd = not_a_file(path)
+        raise CheckpointError(f"{path} {odd}" if odd else f"no checkpoint at {path}")
     with open(path, "rb") as fh:
         if fh.read(4) != b"PK\x03\x04":  # torch.save writes a zip archive
             raise CheckpointError(f"{path} is not a checkpoint (not a zip archive as torch.save writes; "

@@ -974,6 +974,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agents.files import is_stream
+    from nardy_env._runtime import not_a_file
     from train.plots import (
         MAX_RUNS,
         NoRecords,
@@ -987,7 +988,9 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     for run in args.runs:
         source = Path(run) / "eval.jsonl" if Path(run).is_dir() else Path(run)
         if not source.is_file():
-            missing = "there is no such file or folder" if not Path(run).exists() else f"no eval.jsonl at {source}"
+            odd = not_a_file(source)
+            missing = ("there is no such file or folder" if not Path(run).exists() else
+                       f"{source} {odd}" if odd else f"no eval.jsonl at {source}")
             _complain(f"nardy plot: {run}: {missing} (give a run directory, or its eval.jsonl)")
             return 2
         if source.resolve() in runs:

@@ -52,7 +52,7 @@ from agents.onnx_policy import (
 )
 from agents.registry import SHIPPED_PLAYER
 from nardy_env import NardyWarning, Rules, flip, format_npn, initial_states, legal_afterstates
-from nardy_env._runtime import caught_warnings, printable
+from nardy_env._runtime import caught_warnings, not_a_file, printable
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import FEATURES_VERSION, raw_positions
 from nardy_env.notation import Color
@@ -418,7 +418,9 @@ def _checkpoint_path(player: str | Path) -> Path:
         raise ExportError(f"{path} is already an exported policy; export from a run directory or checkpoint")
     if path.is_dir():
         if not (path / "checkpoint.pt").is_file():
-            raise ExportError(f"{path} is a folder without checkpoint.pt; give a run directory or a .pt file")
+            odd = not_a_file(path / "checkpoint.pt")
+            raise ExportError(f"{path / 'checkpoint.pt'} {odd}" if odd else
+                              f"{path} is a folder without checkpoint.pt; give a run directory or a .pt file")
         return path / "checkpoint.pt"
     if not path.exists():
         from agents.bots import BOTS

@@ -542,6 +542,9 @@ def test_unreadable_onnx_is_refused(exported, tmp_path):
 
 @pytest.mark.filterwarnings("ignore:torch has deprecated its TorchScript ONNX exporter")  # its own tests say it
 def test_export_refuses_bad_sources_and_destinations(exported, checkpoint, tmp_path):
+    (tmp_path / "odd" / "checkpoint.pt").mkdir(parents=True)  # there, but no file: not "a folder without" it
+    with pytest.raises(ExportError, match=r"odd/checkpoint.pt is a folder, not a file"):
+        export_policy(tmp_path / "odd", tmp_path / "out")
     with pytest.raises(ExportError, match="no checkpoint at .*missing.pt: give a run directory, a checkpoint "
                                           "file or default"):
         export_policy(tmp_path / "missing.pt", tmp_path / "out")

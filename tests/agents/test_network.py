@@ -187,6 +187,9 @@ def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
     same = _resaved(tmp_path, "same.pt", lambda p: p.update(rules={**p["rules"], "block_rule": "home"},
                                                             config={"rules": {"block_rule": "home"}}))
     assert load_checkpoint(same)[1]["config"]["rules"] == {"block_rule": "home"}  # fewer keys, the same game
+    (tmp_path / "odd" / "checkpoint.pt").mkdir(parents=True)
+    with pytest.raises(CheckpointError, match=r"odd/checkpoint.pt is a folder, not a file"):  # was "no checkpoint"
+        load_checkpoint(tmp_path / "odd")
     bogus = _resaved(tmp_path, "bogus.pt", lambda p: p.update(config={"rules": {"block_rule": "bogus"}}))
     with pytest.raises(CheckpointError, match=r"bogus.pt contradicts itself: .* but its config \{\"block_rule\": \"bogus\"\}"):
         td_player(bogus)

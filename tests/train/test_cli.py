@@ -255,6 +255,9 @@ def test_plot_draws_the_training_curve(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     status, err = plot(str(tmp_path / "empty"))
     assert status == 2 and f"no eval.jsonl at {tmp_path / 'empty' / 'eval.jsonl'}" in err
+    (tmp_path / "odd" / "eval.jsonl").mkdir(parents=True)  # there, but no file: not called missing
+    status, err = plot(str(tmp_path / "odd"))
+    assert status == 2 and f"{tmp_path / 'odd' / 'eval.jsonl'} is a folder, not a file" in err
     (tmp_path / "afile").write_text("x")
     status, err = plot(str(tmp_path), "--out", str(tmp_path / "afile" / "curve.png"))
     assert status == 2 and "is a file, not a folder" in err
