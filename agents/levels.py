@@ -11,6 +11,7 @@ the game's generator, so a seeded match or ``nardy play --seed`` replays it exac
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,11 @@ class Sampling:
 
     def __init__(self, player: PlayerSpec = "default", temperature: float = 0.1, name: str | None = None,
                  rules: RulesLike | None = None) -> None:
-        if isinstance(temperature, bool) or not isinstance(temperature, int | float) \
+        if isinstance(temperature, bool | np.bool_) or not isinstance(temperature, int | float | np.integer | np.floating) \
                 or not math.isfinite(temperature) or temperature < 0:
             raise ValueError(f"temperature must be a finite number, 0 or more (points of equity), got {temperature!r}")
-        self.player: Any = load_player(player, rules) if isinstance(player, str) else player
+        temperature = float(temperature)
+        self.player: Any = load_player(player, rules) if isinstance(player, str | os.PathLike) else player
         if isinstance(self.player, Sampling):  # a level of a level: the network it samples
             self.player = self.player.player
         if not callable(getattr(self.player, "evaluate", None)):

@@ -129,7 +129,12 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
+    def _started(self, what: str) -> None:
+        if self._rng is None:  # the wrapped env() says so too; raw_env played from a made-up state
+            raise RuntimeError(f"{what} before reset(): call reset() to start a game")
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._started("observe()")
         b = self.batch
         if agent not in AGENTS:
             raise KeyError(f"no agent {agent!r} in this game: its agents are {list(AGENTS)}")
@@ -200,6 +205,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             self.render()
 
     def step(self, action: Any) -> None:
+        self._started("step()")
+        if not self.agents:  # both have seen the end (PettingZoo then empties the list)
+            raise RuntimeError("step() after the game is over: call reset() to start another")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -230,6 +238,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.render_mode is None:
             logger.warn('call env(render_mode="ansi", "rgb_array" or "human") to render', category=NardyWarning)
             return None
+        self._started("render()")
         if self.render_mode == "ansi":
             return render_text(self.batch, 0)
         if self.render_mode == "human":

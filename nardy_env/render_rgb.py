@@ -92,7 +92,7 @@ def board_image(
     dice: Sequence[int] | None = None,
     *,
     dice_left: np.ndarray | None = None,
-    winner: Color | None = None,
+    winner: ColorLike | None = None,
     points: int = 0,
 ) -> np.ndarray:
     """uint8 ``[HEIGHT, WIDTH, 3]`` picture of a mover's-view ``state`` whose mover is ``side``.
@@ -104,6 +104,10 @@ def board_image(
     from PIL import Image, ImageDraw
 
     side = as_color(side)
+    if winner is not None:
+        winner = as_color(winner)  # "w", as side takes it; True is no colour
+        if isinstance(points, bool) or points not in (1, 2):
+            raise ValueError(f"board_image: points must be 1 (oin) or 2 (mars) with a winner, got {points!r}")
     state, dice = picture_input("board_image", state, dice)
     common = [int(v) for v in format_npn(state, side, validate=False).split(":")[0].split(",")]
     offs = (int(state[OFF_MOVER]), int(state[OFF_OPPONENT]))

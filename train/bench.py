@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 import numpy as np
 
 from nardy_env import NUM_CHECKERS, OFF_MOVER, flip, initial_states, legal_afterstates, outcome
-from nardy_env.core import available_cpus
+from nardy_env.core import available_cpus, is_whole
 from nardy_env.game import opening_roll, roll_dice
 from nardy_env.rules import DEFAULT_RULES, RulesLike, as_rules
 
 __all__ = ["play_random_games", "bench_core"]
+
+
+def _whole(name: str, value: Any, at_least: int = 1) -> int:
+    if not is_whole(value, at_least):
+        raise ValueError(f"{name} must be a whole number, {at_least} or more, got {value!r}")
+    return int(value)
+
+
+def _seed(seed: Any) -> int:
+    from train.evaluate import MAX_SEED
+
+    if not is_whole(seed) or seed > MAX_SEED:
+        raise ValueError(f"seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
+    return int(seed)
 
 
 def play_random_games(
@@ -30,6 +45,7 @@ def play_random_games(
     seen), ``mars`` (games won by mars) and ``first_player_points`` (points won
     by the side that moved first).
     """
+    n, batch = _whole("n", n, 0), _whole("batch", batch)
     rules = as_rules(rules)
     positions = results = 0
     max_results = 0
@@ -70,6 +86,7 @@ def play_random_games(
 
 def bench_core(games: int, *, seed: int = 0, rules: RulesLike | None = DEFAULT_RULES, threads: int | None = None) -> dict[str, Any]:
     """Time ``play_random_games`` (after a warm-up that compiles the core)."""
+    games, seed = _whole("games", games), _seed(seed)
     rules = as_rules(rules)
     play_random_games(8, np.random.default_rng(seed + 1), rules, threads)
     rng = np.random.default_rng(seed)
@@ -118,6 +135,7 @@ def bench_env(games: int, *, num_envs: int = 256, action_mode: str = "turn", see
     checker move in checker mode); ``cpu_seconds`` is this process's CPU time
     (all threads), which stays meaningful when other work shares the machine.
     """
+    games, num_envs, seed = _whole("games", games), _whole("num_envs", num_envs), _seed(seed)
     rules = as_rules(rules)
     import gymnasium as gym
 
@@ -159,7 +177,7 @@ def bench_env(games: int, *, num_envs: int = 256, action_mode: str = "turn", see
 __all__ += ["bench_env"]
 
 
-def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
+def bench_search(player: str | os.PathLike[str], *, plies: tuple[int, ...] = (0, 1, 2), positions: int = 40, seed: int = 0,
                  rules: RulesLike | None = DEFAULT_RULES, filter_k: int | None = None) -> list[dict[str, Any]]:
     """Cost of each search depth: positions evaluated and milliseconds per decision, on average and
     at the slowest (``nardy bench --search``); ``filter_k``: the move filter to search with beyond
@@ -168,11 +186,26 @@ def bench_search(player: str, *, plies: tuple[int, ...] = (0, 1, 2), positions: 
     Decisions are taken on positions from games of the player against itself,
     one at a time, as ``nardy play`` and ``nardy hint`` take them.
     """
-    rules = as_rules(rules)
     from agents.registry import split_ply
+    from agents.search import MAX_PLY
     from nardy_env.players import load_player
 
-    base, _ = split_ply(player)
+    if not isinstance(player, str | os.PathLike):
+        raise TypeError(f"player must be a name or path of a network player, got {type(player).__name__}")
+    player = os.fspath(player)
+    base, depth = split_ply(player)
+    if depth:
+        raise ValueError(f"player {player!r}: name it without @N; plies gives the depths measured")
+    given = plies
+    try:
+        plies = tuple(plies) if not isinstance(plies, str | bytes) else ()
+    except TypeError:  # not a sequence at all
+        plies = ()
+    if not plies or not all(is_whole(p) and p <= MAX_PLY for p in plies):
+        plies = given
+        raise ValueError(f"plies must be search depths, whole numbers from 0 to {MAX_PLY}, got {plies!r}")
+    positions, seed = _whole("positions", positions), _seed(seed)
+    rules = as_rules(rules)
     rng = np.random.default_rng(seed)
     # Positions from the player's own games (0-ply), spread over whole games.
     scout = load_player(base, rules)

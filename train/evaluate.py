@@ -523,6 +523,13 @@ def _check_match(games: Any, seed: Any) -> None:
     _check_seed(seed)
 
 
+def _check_flags(**flags: Any) -> None:
+    """``records``, ``progress``: True or False ("no" is true, and was taken so)."""
+    for name, value in flags.items():
+        if not isinstance(value, bool | np.bool_):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+
+
 MAX_SEED = 2**32 - 1
 """The largest dice seed. Each pair's dice come from numpy's ``default_rng([seed, pair])``, which
 reads a larger seed as two numbers: seed ``2**32 * k + s`` would replay seed ``s``'s pair ``k``."""
@@ -558,6 +565,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
     """
     rules = as_rules(rules)
     _check_match(games, seed)
+    _check_flags(records=records, progress=progress)
     n_pairs = games // 2
     name_a, name_b = display_name(player_a), display_name(player_b)
     # How the result names them: distinct even when a player meets itself ("race", "race #2").
@@ -574,6 +582,7 @@ def evaluate(player_a: PlayerSpec, player_b: PlayerSpec, games: int, seed: int =
         chunk_pairs = CHUNK_PAIRS
     if not is_whole(chunk_pairs, 1):
         raise ValueError(f"chunk_pairs must be an integer of at least 1, got {chunk_pairs!r}")
+    chunk_pairs = int(chunk_pairs)  # a numpy integer too: the summary is JSON
     chunks = [range(s, min(s + chunk_pairs, n_pairs)) for s in range(0, n_pairs, chunk_pairs)]
     if by_name and min(workers, len(chunks)) > max(available_cpus(), 1):
         warnings.warn(f"workers={workers} is more than the {available_cpus()} CPUs here: the match plays the same, "
@@ -695,6 +704,8 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
                          f"{keys.count(keys[i])} times")
     rules = as_rules(rules)
     _check_match(games, seed)
+    _check_flags(progress=progress)
+    games = int(games)  # a numpy integer too: the result is JSON
     for player in players:  # a name that is wrong fails now, not after the matches before it
         load_saying_once(player, rules)  # what it says, said now (the matches load it again)
     names = _distinct(display_name(p) for p in players)
@@ -847,7 +858,25 @@ def elo_ratings(n: int, results: Sequence[tuple[int, int, float, int]], with_fit
     when the model fits worse than chance would make it.
     Returns the ratings and the half-widths of their 95% intervals (from the
     inverse Hessian), and with ``with_fit`` also ``{"chi2", "df", "ci_scale"}``.
+    ValueError for fewer than two players, a match that is not two of them with 0..games won, or
+    players that no chain of matches connects (nothing then relates their ratings).
     """
+    if not is_whole(n, 2):
+        raise ValueError(f"n must be a whole number of players, 2 or more, got {n!r}")
+    results = list(results)
+    linked = {0}
+    for row in results:
+        i, j, won, games = row
+        if not (is_whole(i) and is_whole(j) and i < n and j < n and i != j and is_whole(games, 1)
+                and isinstance(won, int | float | np.integer | np.floating) and not isinstance(won, bool)
+                and 0 <= won <= games):
+            raise ValueError(f"each match is (i, j, games i won, games): two different players 0..{n - 1} and "
+                             f"0..games won of at least one game, got {tuple(row)!r}")
+    for _ in range(n):  # the players a chain of matches reaches from player 0
+        linked |= {b for i, j, *_ in results for a, b in ((i, j), (j, i)) if a in linked}
+    if len(linked) < n:
+        raise ValueError(f"players {sorted(set(range(n)) - linked)} meet no chain of matches to player 0: "
+                         "their ratings have nothing to be measured against")
     r = np.zeros(n)
     for _ in range(100):
         grad = np.zeros(n)

@@ -462,6 +462,12 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
     if isinstance(tolerance, bool) or not isinstance(tolerance, int | float | np.integer | np.floating) \
             or not 0 < tolerance < float("inf"):
         raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
+    if not isinstance(force, bool | np.bool_):  # "no" is true: it replaced an export
+        raise ExportError(f"force must be True or False, got {force!r}")
+    if not is_whole(seed) or seed > 2**32 - 1:
+        raise ExportError(f"seed must be a whole number from 0 to 2**32 - 1 (the check positions' games), got {seed!r}")
+    if not isinstance(out_dir, str | os.PathLike) or not os.fspath(out_dir):
+        raise ExportError(f"out_dir must name a folder, got {out_dir!r}")
     positions, opset, tolerance = int(positions), int(opset), float(tolerance)
     source = _checkpoint_path(checkpoint_path)
     out = Path(out_dir)

@@ -71,7 +71,7 @@ def record_fault(record: Any) -> str:
     if not isinstance(record, dict):
         return f"a JSON {type(record).__name__}, not an object"
     games = record.get("games_trained")
-    if isinstance(games, bool) or not isinstance(games, int) or games < 0:
+    if isinstance(games, bool) or not isinstance(games, int) or not 0 <= games < 2**53:  # drawn as a float
         return f"games_trained is {games!r}, not a count of games"
     for opponent, result in record.items():
         if not (isinstance(result, dict) and "win_rate" in result):
@@ -165,6 +165,8 @@ def training_curve(eval_jsonl: str | Path, out_png: str | Path, title: str | Non
     (``agents.files.write_atomic``)."""
     points = evaluation_points(eval_jsonl)
     opponents = opponents_met(points)
+    if not opponents:
+        raise NoRecords(f"{eval_jsonl}: no record holds a win rate against anyone")
     _warn_changed(str(eval_jsonl), points, opponents)
 
     against = "the bots" if set(opponents) <= set(_COLORS) else "each opponent"
@@ -190,6 +192,8 @@ def _variant(points: list[dict], source: str | Path) -> str:
 def compare_curves(runs: Mapping[str, str | Path], opponent: str, out_png: str | Path, follow: bool = False) -> Path:
     """Several runs' win rates against one ``opponent`` vs games trained, one line a run:
     ``runs`` maps each run's label to its ``eval.jsonl``. ValueError if a run never met it."""
+    if not isinstance(runs, Mapping) or not runs:
+        raise ValueError(f"runs must map each run's label to its eval.jsonl (at least one), got {runs!r}"[:300])
     if len(runs) > MAX_RUNS:
         raise ValueError(f"{len(runs)} runs are more than one picture tells apart ({MAX_RUNS} at most)")
     lines = []
@@ -390,6 +394,8 @@ def _canvas(w: int, h: int, size: int, small_size: int, texts: Iterable[str] = (
 
 def _save_png(img: Any, out_png: str | Path, follow: bool = False) -> Path:
     """Write the picture atomically: a full disk leaves no empty or half-written file."""
+    if not os.fspath(out_png) or Path(out_png).is_dir():
+        raise ValueError(f"{out_png!r} is {'a folder' if os.fspath(out_png) else 'empty'}: name the picture's file")
     return write_atomic(Path(out_png), lambda fh: img.save(fh, format="PNG"), follow=follow)
 
 
@@ -417,6 +423,9 @@ def _nice_step(raw: float) -> float:
 def ladder_chart(ladder: dict, out_png: str | Path, follow: bool = False) -> Path:
     """Elo ratings of a ``nardy ladder`` result as horizontal bars with their 95% intervals."""
     ratings = sorted(ladder["ratings"], key=lambda r: -r["elo"])
+    if len(ratings) < 2 or not all(math.isfinite(x) for r in ratings for x in (r["elo"], *r["elo_ci95"])):
+        raise ValueError("ladder_chart needs a ladder's ratings: two players or more, with finite Elo ratings "
+                         "and intervals")
     w, row_h = 800, 44
     from .evaluate import ladder_provenance
 

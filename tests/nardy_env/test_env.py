@@ -427,6 +427,11 @@ def test_pictures_refuse_what_they_cannot_draw():
     with pytest.raises(StateError, match="dice_left holds"):
         board_image(state, side, (6, 5), dice_left=[1, 1])
     assert "dice 6-5" in board_text(state, side, np.array([6, 5]))
+    for winner, points, message in ((True, 1, "a colour is"), ("w", -3, "points must be 1 .* or 2"),
+                                    ("w", None, "points must be 1")):  # True was drawn as black, -3 as "-3 points"
+        with pytest.raises(ValueError, match=message):
+            board_image(state, side, None, winner=winner, points=points)
+    assert board_image(state, side, None, winner="b", points=2).shape[2] == 3
 
 
 def test_unknown_reset_options_are_rejected_by_name():

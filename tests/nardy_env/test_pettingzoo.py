@@ -22,6 +22,20 @@ def test_api(action_mode):
         api_test(env(action_mode=action_mode), num_cycles=300)
 
 
+def test_the_raw_env_says_reset_first_and_game_over():
+    game = raw_env(render_mode="ansi")
+    for call, what in ((lambda: game.observe("white"), "observe"), (lambda: game.step(0), "step"),
+                       (game.render, "render")):  # made-up answers, a TypeError and a StateError before
+        with pytest.raises(RuntimeError, match=rf"{what}\(\) before reset\(\): call reset\(\)"):
+            call()
+    game.reset(seed=0)
+    while game.agents:
+        obs, _, term, trunc, _ = game.last()
+        game.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    with pytest.raises(RuntimeError, match=r"step\(\) after the game is over"):  # was KeyError: 'white'
+        game.step(0)
+
+
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_random_game_is_zero_sum_and_alternates(action_mode):
     game = env(action_mode=action_mode)

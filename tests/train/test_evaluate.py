@@ -897,3 +897,57 @@ def test_a_match_worker_imports_torch_only_for_a_player_that_needs_it_and_runs_i
                              capture_output=True, text=True, timeout=300, env=env)
         assert out.returncode == 0, (case, out.stderr)
         assert out.stdout.split() == (["False"] if case == "bots" else ["1"]), case
+
+
+def test_the_python_api_refuses_what_it_would_misread(tmp_path):
+    """Found by an argument fuzzer: each of these ran for ever, divided by zero, took nonsense as
+    meant, or raised another library's error that named no parameter."""
+    import json
+
+    shipped = Path(__file__).resolve().parents[2] / "checkpoints" / "default"
+
+    from agents.levels import Sampling
+    from train.bench import bench_core, bench_env, bench_search, play_random_games
+    from train.evaluate import elo_ratings
+    from train.export import ExportError, export_policy
+    from train.plots import compare_curves, ladder_chart, training_curve
+
+    for call, message in (
+        (lambda: bench_env(float("inf"), num_envs=2), "games must be a whole number, 1 or more"),  # never returned
+        (lambda: bench_core(0), "games must be a whole number, 1 or more"),  # ZeroDivisionError
+        (lambda: bench_core(4, seed=True), "seed must be a whole number from 0 to 2"),
+        (lambda: bench_search("race@2"), "name it without @N"),  # the @2 was dropped
+        (lambda: bench_search("default", plies=2), "plies must be search depths, whole numbers from 0 to 5"),
+        (lambda: bench_search("default", plies=(0,), positions=0), "positions must be a whole number"),
+        (lambda: play_random_games(4, np.random.default_rng(), batch=0), "batch must be a whole number"),
+        (lambda: evaluate("random", "race", 2, records="no"), "records must be True or False"),  # kept them
+        (lambda: ladder(["random", "race"], 2, progress="no"), "progress must be True or False"),
+        (lambda: elo_ratings(2, []), "players \\[1\\] meet no chain of matches"),  # LinAlgError
+        (lambda: elo_ratings(2, [(0, 1, 5, 3)]), "two different players 0..1 and 0..games won"),
+        (lambda: elo_ratings(2, [(0, 1, float("nan"), 2)]), "0..games won"),  # NaN ratings
+        (lambda: ladder_chart({"ratings": []}, tmp_path / "l.png"), "two players or more"),  # max() of nothing
+        (lambda: compare_curves("runs/x/eval.jsonl", "race", tmp_path / "c.png"), "runs must map each run"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()
+    for kwargs, message in (({"force": "no"}, "force must be True or False"),  # "no" replaced an export
+                            ({"seed": -1}, "seed must be a whole number from 0 to 2"),
+                            ({"seed": None}, "seed must be a whole number")):
+        with pytest.raises(ExportError, match=message):
+            export_policy(shipped, tmp_path / "out", **kwargs)
+    with pytest.raises(ExportError, match="out_dir must name a folder, got ''"):  # exported into the cwd
+        export_policy(shipped, "")
+    assert not (tmp_path / "out").exists()
+    log = tmp_path / "eval.jsonl"
+    log.write_text('{"games_trained": 5}\n')  # no opponent: max() of nothing
+    with pytest.raises(ValueError, match="no record holds a win rate"):
+        training_curve(log, tmp_path / "t.png")
+    log.write_text(json.dumps({"games_trained": 5, "race": {"win_rate": 0.5}}) + "\n")
+    with pytest.raises(ValueError, match="is a folder: name the picture's file"):  # named an internal temp file
+        training_curve(log, tmp_path)
+    # numpy numbers are numbers, and results stay JSON.
+    json.dumps(evaluate("random", "race", 2, chunk_pairs=np.int16(1)).summary())
+    json.dumps(ladder(["random", "race"], np.int64(2)))
+    # A shipped player named by a Path is a network, not a bot.
+    if (shipped / "checkpoint.pt").is_file():
+        assert Sampling(shipped, temperature=np.float32(0.1)).temperature == pytest.approx(0.1)
