@@ -23,11 +23,9 @@ def _whole(name: str, value: Any, at_least: int = 1) -> int:
 
 
 def _seed(seed: Any) -> int:
-    from train.evaluate import MAX_SEED
+    from train.evaluate import check_seed
 
-    if not is_whole(seed) or seed > MAX_SEED:
-        raise ValueError(f"seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
-    return int(seed)
+    return check_seed(seed)
 
 
 def play_random_games(

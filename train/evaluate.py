@@ -105,7 +105,7 @@ def play_pairs(player_a: PlayerSpec, player_b: PlayerSpec, pair_ids: Sequence[in
     from the opening roll on, the sides alternating from ``first``.
     """
     rules = as_rules(rules)
-    _check_seed(seed)
+    check_seed(seed)
     given = np.asarray(list(pair_ids) if isinstance(pair_ids, range) else pair_ids)
     if given.ndim != 1 or (given.size and (given.dtype == np.bool_ or not np.issubdtype(given.dtype, np.integer)
                                             or (given < 0).any())):
@@ -520,7 +520,7 @@ def _check_match(games: Any, seed: Any) -> None:
     if games > MAX_GAMES:
         raise ValueError(f"games must be at most {MAX_GAMES:,} in one match, got {games:,}; for more, play "
                          "several matches with different seeds")
-    _check_seed(seed)
+    check_seed(seed)
 
 
 def _check_flags(**flags: Any) -> None:
@@ -535,9 +535,12 @@ MAX_SEED = 2**32 - 1
 reads a larger seed as two numbers: seed ``2**32 * k + s`` would replay seed ``s``'s pair ``k``."""
 
 
-def _check_seed(seed: Any) -> None:
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int, or ValueError unless it is a whole number from 0 to ``MAX_SEED`` (every
+    seed of a match, a benchmark and an export's check positions)."""
     if not is_whole(seed) or seed > MAX_SEED:
         raise ValueError(f"seed must be a whole number from 0 to 2**32 - 1, got {seed!r}")
+    return int(seed)
 
 
 @saying_once()  # one scope a call (or the command's): its matches load the players again

@@ -464,8 +464,12 @@ def export_policy(checkpoint_path: str | Path, out_dir: str | Path, *, positions
         raise ExportError(f"tolerance must be a positive number, got {tolerance!r}")
     if not isinstance(force, bool | np.bool_):  # "no" is true: it replaced an export
         raise ExportError(f"force must be True or False, got {force!r}")
-    if not is_whole(seed) or seed > 2**32 - 1:
-        raise ExportError(f"seed must be a whole number from 0 to 2**32 - 1 (the check positions' games), got {seed!r}")
+    from train.evaluate import check_seed
+
+    try:
+        seed = check_seed(seed)
+    except ValueError as exc:
+        raise ExportError(f"{exc} (the seed of the check positions' games)") from None
     if not isinstance(out_dir, str | os.PathLike) or not os.fspath(out_dir):
         raise ExportError(f"out_dir must name a folder, got {out_dir!r}")
     positions, opset, tolerance = int(positions), int(opset), float(tolerance)
