@@ -43,9 +43,11 @@ def _asked_rules(text: str | None):
                      f"{MAX_RULES_TEXT:,}")
     twice: list[str] = []  # JSON and YAML keep the last of a key given twice: a first copy edited does nothing
 
+    def repeated(keys: list[str]) -> list[str]:
+        return [k for i, k in enumerate(keys) if k in keys[:i]]
+
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in items]
-        twice.extend(k for i, k in enumerate(keys) if k in keys[:i])
+        twice.extend(repeated([k for k, _ in items]))
         return dict(items)
 
     try:
@@ -55,8 +57,7 @@ def _asked_rules(text: str | None):
         if data is not None:
             import yaml
 
-            keys = [k.value for k, _ in yaml.compose(text).value]  # safe: _flow_mapping checked it
-            twice = [k for i, k in enumerate(keys) if k in keys[:i]]
+            twice = repeated([k.value for k, _ in yaml.compose(text).value])  # safe: _flow_mapping checked it
         if data is None:
             where = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
                      else "nested too deeply")

@@ -38,7 +38,7 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
     for number, text in enumerate(lines, 1):
         if text.strip():
             try:
-                records.append(json.loads(text))
+                record = json.loads(text)
             except RecursionError:
                 raise ValueError(f"line {number} is nested too deeply to read") from None
             except json.JSONDecodeError as exc:  # a line cut short: say which one
@@ -48,22 +48,17 @@ def evaluation_points(eval_jsonl: str | Path) -> list[dict]:
                           "while writing it); drawn without it", stacklevel=3)
                     continue
                 raise ValueError(f"line {number} is not JSON ({exc.msg} at column {exc.colno})") from None
+            wrong = record_fault(record)
+            if wrong:
+                raise ValueError(f"line {number} is no evaluation record: {wrong}")
+            records.append(record)
     if not records:
         raise NoRecords(f"{eval_jsonl} holds no evaluation records")
-    for number, r in _numbered(records, lines):
-        wrong = record_fault(r)
-        if wrong:
-            raise ValueError(f"line {number} is no evaluation record: {wrong}")
     # Keep the last record per games_trained (the final evaluation replaces the periodic one).
     by_games: dict[int, dict] = {}
     for r in records:  # a redone final evaluation adds to the record it replaces, opponent by opponent
         by_games[r["games_trained"]] = {**by_games.get(r["games_trained"], {}), **r}
     return [by_games[g] for g in sorted(by_games)]
-
-
-def _numbered(records: list, lines: list[str]) -> list[tuple[int, Any]]:
-    """Each record with its line number (records are the lines that are not blank, in order)."""
-    return list(zip((n for n, text in enumerate(lines, 1) if text.strip()), records, strict=False))
 
 
 def record_fault(record: Any) -> str:
