@@ -33,9 +33,12 @@ def test_race_prefers_fewer_pips():
 
 
 def test_race_prefers_borne_off_checkers():
-    off = npn({1: 14}, {12: 15}, off=(1, 0), side="b")
-    home = npn({1: 15}, {12: 15}, side="b")
-    v = race_values(raw_of(off, home))
+    # Equal pips (58) and no stacks: the afterstates differ only in the checker borne off.
+    off = npn({6: 3, 5: 3, 4: 3, 3: 3, 2: 2}, {12: 15}, off=(1, 0), side="b")
+    home = npn({6: 3, 5: 3, 4: 3, 3: 3, 2: 1, 1: 2}, {12: 15}, side="b")
+    raw = raw_of(off, home)
+    assert (raw[:, :24] @ np.arange(1, 25)).tolist() == [58, 58]
+    v = race_values(raw)
     assert v[0] > v[1]
 
 
@@ -46,32 +49,42 @@ def test_race_prefers_few_tall_stacks_at_equal_pips():
     assert v[0] > v[1]
 
 
-def test_heuristic_values_a_block_in_front_of_opponent_checkers():
-    # White holds 10..5 with black checkers behind it (on 12), versus the same
-    # checkers spread without a block; equal pips.
-    block = npn({24: 9, 10: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {12: 14, 20: 1}, side="b")
-    loose = npn({24: 9, 11: 1, 9: 1, 8: 1, 7: 1, 6: 1, 4: 1}, {12: 14, 20: 1}, side="b")
-    v = heuristic_values(raw_of(block, loose))
-    assert v[0] > v[1]
+@pytest.mark.parametrize("block, loose", [
+    # White holds 10..5, or the same pips spread with its longest run four.
+    ({24: 9, 10: 1, 9: 1, 8: 1, 7: 1, 6: 1, 5: 1}, {24: 9, 11: 1, 9: 1, 8: 1, 7: 1, 6: 1, 4: 1}),
+    # A run of three (10..8), or the same pips on three points apart: no run at all.
+    ({24: 12, 10: 1, 9: 1, 8: 1}, {24: 12, 11: 1, 9: 1, 7: 1}),
+])
+def test_heuristic_values_a_block_in_front_of_opponent_checkers(block, loose):
+    # Equal pips, points held and stacks. With black's checkers behind the block (on its head,
+    # 12) the block is worth more; with black's checkers all past it (home, on 18 and 17) it is
+    # worth nothing, however long.
+    behind = heuristic_values(raw_of(npn(block, {12: 14, 20: 1}, side="b"), npn(loose, {12: 14, 20: 1}, side="b")))
+    assert behind[0] > behind[1]
+    past = heuristic_values(raw_of(npn(block, {18: 14, 17: 1}, side="b"), npn(loose, {18: 14, 17: 1}, side="b")))
+    assert past[0] == pytest.approx(past[1])
 
 
 def test_heuristic_takes_checkers_off_the_head():
-    # Same pips: one checker more off the head versus a checker moved further.
-    off_head = npn({24: 12, 18: 1, 17: 1, 16: 1}, {12: 15}, side="b")
-    stay = npn({24: 13, 17: 1, 10: 1}, {12: 15}, side="b")
-    assert sum(p * n for p, n in {24: 12, 18: 1, 17: 1, 16: 1}.items()) == sum(
-        p * n for p, n in {24: 13, 17: 1, 10: 1}.items())
-    v = heuristic_values(raw_of(off_head, stay))
+    # Early in the game, same pips (347), points held (two, a run of two each in front of black's
+    # head) and stacks: one checker more off the head versus the same checkers moved further.
+    off_head = {24: 12, 20: 2, 19: 1}
+    stay = {24: 13, 18: 1, 17: 1}
+    assert sum(p * n for p, n in off_head.items()) == sum(p * n for p, n in stay.items()) == 347
+    v = heuristic_values(raw_of(npn(off_head, {12: 15}, side="b"), npn(stay, {12: 15}, side="b")))
     assert v[0] > v[1]
 
 
 def test_heuristic_fears_an_opponent_block_in_front_of_its_checkers():
     # White's 15 wait on the head; black holds 23..18 in front of them, or the same pips with
     # four stacked on 23 (no block). Nothing but black's block differs for the heuristic.
-    block = npn({24: 15}, {23: 1, 22: 1, 21: 1, 20: 1, 19: 1, 18: 1, 12: 9}, side="b")
-    stacked = npn({24: 15}, {23: 4, 18: 1, 13: 1, 12: 9}, side="b")
-    v = heuristic_values(raw_of(stacked, block))
+    block = {23: 1, 22: 1, 21: 1, 20: 1, 19: 1, 18: 1, 12: 9}
+    stacked = {23: 4, 18: 1, 13: 1, 12: 9}
+    v = heuristic_values(raw_of(npn({24: 15}, stacked, side="b"), npn({24: 15}, block, side="b")))
     assert v[0] > v[1]
+    # With white's checkers all past it (on 11), black's block is nothing to fear.
+    v = heuristic_values(raw_of(npn({11: 15}, stacked, side="b"), npn({11: 15}, block, side="b")))
+    assert v[0] == pytest.approx(v[1])
 
 
 def test_heuristic_penalises_checkers_left_on_the_head_by_themselves():

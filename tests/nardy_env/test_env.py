@@ -376,9 +376,12 @@ def test_random_agent_colour_per_episode_and_named_opponent():
     env = LongNardyEnv(opponent="random")
     colours = {env.reset(seed=s)[1]["player"] for s in range(12)}
     assert colours == {Color.WHITE, Color.BLACK}
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="agent_color needs an opponent"):
         LongNardyEnv(agent_color="white")  # a colour means nothing without an opponent
-    with pytest.raises(LookupError):
+    for seed in range(4):  # with one, the agent plays the colour it asked for
+        assert LongNardyEnv(opponent="random", agent_color="white").reset(seed=seed)[1]["player"] == Color.WHITE
+        assert LongNardyEnv(opponent="random", agent_color="black").reset(seed=seed)[1]["player"] == Color.BLACK
+    with pytest.raises(LookupError, match="no player named 'no-such-bot'"):
         LongNardyEnv(opponent="no-such-bot")
 
 

@@ -103,15 +103,15 @@ def test_double_is_played_four_times():
 def test_head_rule_one_checker_leaves_the_head_after_the_first_turn():
     pos = npn({24: 14, 20: 1}, {12: 14, 19: 1})
     for dice in [(6, 5), (3, 3), (4, 4), (6, 6)]:
-        for p in plays(pos, *dice):
-            assert sum(1 for m in p["moves"] if m[0] == 24) <= 1, (dice, p)
+        from_head = [sum(1 for m in p["moves"] if m[0] == 24) for p in plays(pos, *dice)]
+        assert from_head and max(from_head) == 1, (dice, from_head)  # one leaves; never two
 
 
 def test_head_exception_needs_all_fifteen_on_the_head():
     # Black has 14 on its head and one checker out: 4-4 lets only one leave.
     pos = npn({24: 13, 13: 1, 19: 1}, {12: 14, 8: 1}, side="b")
-    for p in plays(pos, 4, 4):
-        assert sum(1 for m in p["moves"] if m[0] == 12) <= 1
+    from_head = [sum(1 for m in p["moves"] if m[0] == 12) for p in plays(pos, 4, 4)]
+    assert from_head == [1]
 
 
 def test_head_exception_variant_empty_never_lets_two_leave():
@@ -329,10 +329,13 @@ def test_die_must_move_inside_home_when_a_higher_checker_stands():
 
 def test_bearing_off_needs_every_checker_home():
     pos = npn({7: 1, 1: 14}, {12: 15})
+    bearing_off = 0
     for p in plays(pos, 1, 1):
         first_off = next((k for k, m in enumerate(p["moves"]) if m[1] == 0), None)
         if first_off is not None:
+            bearing_off += 1
             assert any(m[0] == 7 for m in p["moves"][:first_off])
+    assert bearing_off == 3  # 7/6 then one, two or three off (7/6/5/4/3 bears none)
 
 
 def test_checker_entering_home_with_first_die_bears_off_with_second():
