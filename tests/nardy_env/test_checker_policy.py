@@ -67,19 +67,28 @@ def test_evaluation_plays_a_checker_policy_with_paired_dice():
     a = evaluate(CheckerPolicy(first_allowed, name="first"), "race", games=20, seed=4).summary()
     b = evaluate(CheckerPolicy(first_allowed, name="first"), "race", games=20, seed=4).summary()
     assert a == b and a["games"] == 20 and a["player_a"] == "first"
+    # Against itself, the second game of each pair replays the first with the sides swapped.
+    out = evaluate(CheckerPolicy(first_allowed, name="first"), CheckerPolicy(first_allowed), games=20, seed=4)
+    assert (out.points_a.reshape(-1, 2).sum(axis=1) == 0).all() and (np.ptp(out.plies.reshape(-1, 2), axis=1) == 0).all()
 
 
 def test_a_checker_policy_is_an_env_opponent():
     import gymnasium as gym
 
-    env = gym.make("LongNardy-v0", action_mode="checker",
-                   opponent=CheckerPolicy(lambda obs, masks: masks.argmax(axis=1)))
+    asked: list = []
+
+    def first_allowed(obs, masks):
+        asked.append(masks.shape[0])
+        return masks.argmax(axis=1)
+
+    env = gym.make("LongNardy-v0", action_mode="checker", opponent=CheckerPolicy(first_allowed))
     obs, info = env.reset(seed=3)
     for _ in range(2000):
         obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))
         if terminated:
             break
     assert terminated and reward in (-2.0, -1.0, 1.0, 2.0)
+    assert len(asked) > 20  # the policy played the other side's turns, checker by checker
 
 
 def test_bad_answers_and_missing_dice_are_named():
@@ -161,6 +170,14 @@ def test_a_sampling_policy_draws_from_the_generator_it_is_given():
     a = evaluate(CheckerPolicy(sample, name="s"), "race", games=40, seed=4)
     b = evaluate(CheckerPolicy(sample, name="s"), "race", games=40, seed=4)
     assert a.summary() == b.summary() and np.array_equal(a.plies, b.plies)  # the seed decides its choices too
+    # The generator it gets is the one the caller hands over, not one of its own.
+    given: list = []
+    states = np.stack([s for s, _, _ in random_game_positions(2, seed=5)][:8])
+    dice = np.full((len(states), 2), [6, 5])
+    rng = np.random.default_rng(0)
+    choose_indices(CheckerPolicy(lambda o, m, rng: given.append(rng) or m.argmax(1)), states,
+                   legal_afterstates(states, dice), rng, dice=dice)
+    assert given and all(g is rng for g in given)
 
 
 def test_a_checker_policy_under_other_rules_than_the_game_is_refused_when_loaded():
@@ -201,6 +218,7 @@ def test_a_swapped_in_policy_gets_the_generator_if_it_takes_one():
     player.policy = lambda o, m, rng: np.array([rng.choice(np.flatnonzero(row)) for row in m])  # refreshed
     a = choose_indices(player, states, found, np.random.default_rng(3), dice=dice)
     assert np.array_equal(a, choose_indices(player, states, found, np.random.default_rng(3), dice=dice))
+    assert not np.array_equal(a, choose_indices(player, states, found, np.random.default_rng(4), dice=dice))
 
 
 def test_play_pairs_refuses_a_checker_policy_under_other_rules():

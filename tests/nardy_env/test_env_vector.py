@@ -38,10 +38,10 @@ def test_native_vector_env_declares_next_step_autoreset():
 
 @pytest.mark.parametrize("action_mode", ["turn", "checker"])
 def test_same_seed_same_trajectory(action_mode):
-    def run():
+    def run(seed=9):
         env = make_vec(5, action_mode=action_mode)
         rng = np.random.default_rng(0)
-        obs, info = env.reset(seed=9)
+        obs, info = env.reset(seed=seed)
         trace = [obs]
         for _ in range(120):
             obs, reward, terminated, truncated, info = env.step(sample(info["action_mask"], rng))
@@ -49,6 +49,7 @@ def test_same_seed_same_trajectory(action_mode):
         return np.concatenate(trace, axis=1)
 
     assert (run() == run()).all()
+    assert not np.array_equal(run(), run(seed=10))  # and the seed decides it
 
 
 def _compare_with_single_envs(action_mode: str, steps: int, num_envs: int = 4, **kwargs) -> int:
@@ -136,7 +137,8 @@ def test_partial_reset_with_reset_mask_matches_gymnasiums_sync_vector_env(action
             options = {"reset_mask": mask}
             o1, i1 = native.reset(seed=[40 + step, None, 41 + step, None], options=options)
             o2, i2 = sync.reset(seed=[40 + step, None, 41 + step, None], options={"reset_mask": mask.copy()})
-            assert "reset_mask" in options  # the caller's dict is left alone
+            assert options.keys() == {"reset_mask"} and options["reset_mask"] is mask  # the caller's
+            assert mask.tolist() == [True, False, step == 70, False]  # dict is left alone
             assert (o1[~mask] == kept).all()  # the others go on where they were
             # sync reports the info of the reset sub-envs only; the native env, of all (unchanged ones too)
             assert (i2["_action_mask"] == mask).all() and i1["_action_mask"].all()

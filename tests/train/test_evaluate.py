@@ -285,7 +285,6 @@ def test_ladder_counts_wins_exactly_so_one_lost_game_is_no_sweep(monkeypatch):
     monkeypatch.setattr(ev, "evaluate", lambda a, b, *args, **kw: _Result([-1] + [2] * 39_999))
     monkeypatch.setattr(ev, "load_player", lambda *a, **k: None)
     out = ev.ladder(["b", "a"], 40_000)
-    assert out["matches"][0]["win_rate"] == 0.0 or out["matches"][0]["win_rate"] == 1.0
     assert out["fit"]["sweep_groups"] == 1
 
 
