@@ -184,20 +184,21 @@ def from_numba_cache(exc: BaseException) -> bool:
     return False
 
 
-def without_numba_cache(exc: BaseException, dispatchers: Iterable[Any], where: str) -> None:
-    """Stop using numba's cache for ``dispatchers`` in this process, after it failed to load or save
-    (a damaged file, a full disk), saying where it is; a numba whose cache internals moved (it has
-    no NullCache or CPUDispatcher where this reaches for them) gets the original error back with
-    the same advice, not an ImportError of nardy's own."""
+def without_numba_cache(exc: BaseException, dispatchers: Iterable[Any], where: str,
+                        what: str = "the compiled rules core") -> None:
+    """Stop using numba's cache for ``dispatchers`` (``what`` they are, for the message) in this
+    process, after it failed to load or save (a damaged file, a full disk), saying where it is; a
+    numba whose cache internals moved (it has no NullCache or CPUDispatcher where this reaches for
+    them) gets the original error back with the same advice, not an ImportError of nardy's own."""
     try:
         from numba.core.caching import NullCache
         dispatcher_type = nb.core.registry.CPUDispatcher
     except (ImportError, AttributeError):
-        raise RuntimeError(f"the compiled rules core could not be read from or written to numba's cache "
+        raise RuntimeError(f"{what} could not be read from or written to numba's cache "
                            f"({type(exc).__name__}: {exc}), and this numba ({nb.__version__}) cannot be told to "
                            f"go on without it: delete {where} and run the command again") from exc
 
-    warnings.warn(f"the compiled rules core could not be read from or written to numba's cache ({type(exc).__name__}: "
+    warnings.warn(f"{what} could not be read from or written to numba's cache ({type(exc).__name__}: "
                   f"{exc}); compiling without it. Delete {where} if it is damaged.", NumbaCacheWarning, stacklevel=4)
     for dispatcher in dispatchers:
         if isinstance(dispatcher, dispatcher_type):

@@ -332,6 +332,18 @@ def _hash(k0, k1, k2, tag):
     return h
 
 
+if getattr(nb.config, "DISABLE_JIT", False):  # NUMBA_DISABLE_JIT=1, to step through the core in a debugger
+    _WORD = (1 << 64) - 1
+
+    def _hash(k0, k1, k2, tag):  # type: ignore[no-redef,misc]
+        """The same hash in Python integers: numpy's uint64 scalars warn where compiled code wraps."""
+        h = int(k0) * 0x9E3779B97F4A7C15 & _WORD
+        h ^= int(k1) + 0x632BE59BD9B4E019 + (h << 6 & _WORD) + (h >> 2) & _WORD
+        h ^= (int(k2) | int(tag) << 16) * 0xD6E8FEB86659FD93 & _WORD
+        h ^= h >> 29
+        return np.uint64(h)
+
+
 @nb.njit(cache=_CACHE)
 def _table_find_or_insert(table, stamp, k0, k1, k2, tag, val):
     """Index of the entry for (keys, tag); inserts it with ``val`` if absent.
@@ -517,7 +529,7 @@ def _search(
     length = ndice
     threshold = _block_threshold(board, block_home)
     whole_board = _holds_illegal_block(board, threshold)
-    outside0 = 0
+    outside0 = np.int64(0)
     for i in range(HOME_SIZE, NUM_POINTS):
         if board[i] > 0:
             outside0 += board[i]
@@ -710,7 +722,7 @@ def _first_unholdable(states):
     """The first row the compiled core cannot hold (a point outside -15..15, a borne-off count
     outside 0..15, more than 15 of the mover's checkers), or -1: one pass, no temporaries."""
     for i in range(states.shape[0]):
-        mover = 0
+        mover = np.int64(0)  # int8 + int8 would wrap past 127 with numba's JIT off (numpy's rules)
         for j in range(NUM_POINTS):
             v = states[i, j]
             if v < -NUM_CHECKERS or v > NUM_CHECKERS:

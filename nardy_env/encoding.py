@@ -149,7 +149,7 @@ def features(raw: npt.ArrayLike) -> np.ndarray:
         if not from_numba_cache(exc):
             raise
         where = getattr(getattr(_encode, "_cache", None), "_cache_path", "numba's cache folder")
-        without_numba_cache(exc, [_encode], where)
+        without_numba_cache(exc, [_encode], where, "the compiled feature encoding")
         out, bad = _encode(flat)
     if bad >= 0:
         raise _not_counts(raw, bad)

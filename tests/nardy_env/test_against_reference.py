@@ -200,3 +200,43 @@ def test_the_roll_with_the_most_results_known_matches_the_reference():
     # docs/rules.md's record (2140 results): far more than random play ever meets.
     state, side = parse_npn("0,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1,1,0,1,1,-15:0,0:w")
     assert check([(state, side, (1, 1))]) == 1
+
+
+JIT_OFF = """
+import hashlib, sys
+import numpy as np
+import nardy_env as ne
+from tests.nardy_env.test_against_reference import random_game_positions
+pos = random_game_positions(1, seed=3)[:60]
+states, dice = np.stack([s for s, _, _ in pos]), np.array([d for _, _, d in pos])
+found = ne.legal_afterstates(states, dice, threads=int(sys.argv[1]))
+print(hashlib.sha256(found.states.tobytes() + found.moves.tobytes() + found.offsets.tobytes()).hexdigest())
+bad = np.zeros((1, 26), dtype=np.int8)
+bad[0, 0:9], bad[0, 20] = 15, -15  # 135 of the mover's checkers: int8 sums wrap past 127
+try:
+    ne.legal_afterstates(bad, np.array([[1, 2]]), validate=False)
+except ne.StateError as err:
+    print(err)
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_with_numbas_jit_off_the_core_plays_the_same_without_a_warning(threads):
+    """NUMBA_DISABLE_JIT=1 (to step through the core in a debugger) runs the same code as Python: its
+    hash once warned of overflow at every call (numpy's uint64 scalars, where compiled code wraps)
+    and its bounds check summed int8 and let 135 checkers through."""
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    pos = random_game_positions(1, seed=3)[:60]
+    states, dice = np.stack([s for s, _, _ in pos]), np.array([d for _, _, d in pos])
+    found = legal_afterstates(states, dice, threads=threads)
+    want = hashlib.sha256(found.states.tobytes() + found.moves.tobytes() + found.offsets.tobytes()).hexdigest()
+    out = subprocess.run([sys.executable, "-W", "error", "-c", JIT_OFF, str(threads)], capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout.splitlines() == [want, "state 0: the mover has 135 checkers on board plus off, not 15 "
+                                       "(validate=False skips the other checks, not the bounds the compiled "
+                                       "code needs)"]

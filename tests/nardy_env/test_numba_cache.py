@@ -172,3 +172,27 @@ def test_a_numba_whose_cache_internals_moved_gets_the_cache_error_back_with_the_
         with pytest.raises(RuntimeError, match=r"unsupported pickle protocol: 9.*delete /some/cache and run the command again") as err:
             without_numba_cache(damaged, [], "/some/cache")
     assert err.value.__cause__ is damaged
+
+
+def test_a_damaged_cache_of_the_feature_encoding_is_named_as_such(monkeypatch):
+    """The warning once said "the compiled rules core" for the encoding's cache file too."""
+    import numpy as np
+
+    from nardy_env import NumbaCacheWarning, encoding, initial_states
+    from nardy_env.encoding import raw_positions
+
+    compiled, calls = encoding._encode, []
+
+    def damaged_once(flat):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("unsupported pickle protocol: 9")
+        return compiled(flat)
+
+    monkeypatch.setattr(encoding, "_encode", damaged_once)
+    monkeypatch.setattr(encoding, "from_numba_cache", lambda exc: True)
+    raw = raw_positions(initial_states(2))
+    with pytest.warns(NumbaCacheWarning, match=r"^the compiled feature encoding could not be read from or "
+                                               r"written to numba's cache \(ValueError: unsupported pickle"):
+        got = encoding.features(raw)
+    assert len(calls) == 2 and np.array_equal(got, compiled(raw)[0].reshape(got.shape))
