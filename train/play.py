@@ -273,6 +273,46 @@ def _dice_fit(legs: list[tuple[int, bool]], faces: list[int]) -> bool:
     return False
 
 
+def _bears_off_in_order(mine: list[int], legs: list[tuple[int, int]], faces: list[int]) -> bool:
+    """Whether ``legs`` (personal (from, to), 0: off), played in this order from the counts
+    ``mine``, can share out the dice with every bear-off by a larger die than its point made from
+    the highest of the mover's checkers, as the rules allow it (checked at the checker's last stop)."""
+    if not legs:
+        return True
+    (a, b), rest = legs[0], legs[1:]
+    for k in range(1, len(faces) + 1):
+        for chosen in set(combinations(range(len(faces)), k)):
+            total = sum(faces[i] for i in chosen)
+            if total != a - b and not (b == 0 and total > a):
+                continue
+            if b == 0 and total > a:  # an overshoot: from the last stop, no checker of mine higher
+                overshoots = False
+                for order in set(permutations([faces[i] for i in chosen])):
+                    stop = a - sum(order[:-1])
+                    others = [n - (p + 1 == a) for p, n in enumerate(mine)]
+                    overshoots |= stop > 0 and order[-1] > stop and not any(others[stop:])
+                if not overshoots:
+                    continue
+            after = list(mine)
+            after[a - 1] -= 1
+            if b:
+                after[b - 1] += 1
+            if _bears_off_in_order(after, rest, [f for i, f in enumerate(faces) if i not in chosen]):
+                return True
+    return False
+
+
+def _overshoot_refused(state: np.ndarray, personal: list[tuple[int, int]], faces: list[int]) -> int | None:
+    """The index of the bear-off in ``personal`` that, in every order of the play, would take a
+    larger die than its point while a checker of the mover's stands higher; None if some order
+    plays it within the rules (or no bear-off is to blame)."""
+    mine = [max(int(v), 0) for v in state[:24]]
+    if any(_bears_off_in_order(mine, [personal[i] for i in order], faces)
+           for order in set(permutations(range(len(personal))))):
+        return None
+    return next((i for i, (a, b) in enumerate(personal) if b == 0 and any(mine[a:6])), None)
+
+
 def _dice_needed(distance: int, faces: list[int], bear_off: bool) -> int:
     """The fewest dice that move a checker ``distance`` points (at least that far to bear off)."""
     for k in range(1, len(faces) + 1):
@@ -310,6 +350,13 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
         a, b = personal[0]
         if b and a - b == min(dice):
             return f"only one die can be played here, and then it must be the larger one, the {max(dice)}"
+    late = _overshoot_refused(state, personal, faces)
+    if late is not None:  # the exact die is the other moves', and the larger one may not bear it off
+        (src, _), (a, _) = moves[late], personal[late]
+        higher = max(p + 1 for p in range(a, 6) if state[p] > 0)
+        return (f"{roll} cannot make all of {format_move_sequence(moves)}: {src}/off would need a die larger "
+                f"than {a}, which bears off from {src} only when no checker of yours stands higher in your home "
+                f"(one is on {to_common_point(higher, side)})")
     needs = ("no opponent checker in its home yet (the block rule as played here, block_rule \"home\"" if rules.block_home
              else "no opponent checker ahead of them (the block rule")
     return (f"it would build six points in a row with {needs}, after every single die), or reach a position no "

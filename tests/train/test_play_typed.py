@@ -12,7 +12,7 @@ from nardy_env import Color, Rules, flip, format_npn, initial_states, parse_npn
 from nardy_env.players import RandomPlayer
 from nardy_env.render import board_text
 from tests.helpers import npn as npn_of
-from train.moves import legal_plays
+from train.moves import format_move_sequence, legal_plays
 from train.play import play_session
 
 _DICE = re.compile(r"to move, dice (\d)-(\d)")
@@ -329,6 +329,17 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     assert "a die larger than 5 bears off from 5 only when no checker of yours stands higher" \
         in why_not_legal(home, [6, 4], [(5, 0)])
     assert "(15 are still outside)" in why_not_legal(start, [6, 5], [(24, 0)])
+    # The same, when the exact die goes to the play's other move: in either order, not the block rule.
+    three = "1,0,0,2,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,0:12,0:w"
+    for moves in ([(1, 0), (4, 3)], [(4, 3), (1, 0)]):
+        assert reason(three, [5, 1], moves) == (
+            f"5-1 cannot make all of {format_move_sequence(moves)}: 1/off would need a die larger than 1, which "
+            "bears off from 1 only when no checker of yours stands higher in your home (one is on 4)")
+    assert "one is on 15" in reason("9,1,1,0,0,0,0,0,0,0,0,0,-5,-5,-1,0,0,0,0,0,0,0,0,0:4,4:b", [1, 3],
+                                    [(13, 0), (13, 0)])  # black's home, 13 to 18
+    # 4/2 takes the 2, and the 3 may not bear off from 2 while a checker stands on 5.
+    assert "one is on 5" in reason("8,3,1,1,2,-1,0,0,0,0,0,0,-8,-5,0,0,0,0,0,0,0,-1,0,0:0,0:w", [3, 2],
+                                   [(2, 0), (4, 2)])
     # Each die moves once: two 6s from a 6-5 are refused as such, not blamed on another rule.
     assert "6-5 cannot make all of 13/7 13/7: each die moves once" in why_not_legal(
         "0,0,0,0,0,0,0,0,0,0,0,-15,2,0,0,0,0,0,0,0,0,0,0,13:0,0:w", [6, 5], [(13, 7), (13, 7)])
