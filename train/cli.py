@@ -1134,6 +1134,19 @@ def MATCH_GAMES(text: str) -> int:
     return games
 
 
+def DICE(text: str) -> list[int]:
+    """An argparse type for the dice: a die (``6``), or both as gnubg and the play prompt write
+    them (``65``, ``6-5``, ``6,5``); the list of ``dice`` arguments is flattened after parsing."""
+    both = re.fullmatch(r"\s*([1-6])\s*[-,]?\s*([1-6])\s*", text)
+    if both:
+        return [int(both.group(1)), int(both.group(2))]
+    try:
+        return [int(text)]  # any whole number: the rules say which dice there are (1 to 6)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the dice are two numbers 1..6, e.g. 6 5 (or 65, 6-5), "
+                                         f"got {text!r}") from None
+
+
 def TEXT(text: str) -> str:
     """An argparse type for a name or path: refuses an empty one (an unset shell variable), which
     would otherwise mean the current folder or the default player."""
@@ -1184,7 +1197,7 @@ def build_parser() -> argparse.ArgumentParser:
     moves = sub.add_parser("moves", help="list the legal plays of a position and roll",
                            description="List the legal plays of a position (NPN) and two dice.")
     moves.add_argument("position", nargs="?", help="position as an NPN string")
-    moves.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
+    moves.add_argument("dice", nargs="*", type=DICE, help="the two dice, e.g. 6 5 (or 65, 6-5)")
     moves.add_argument("--jsonl", action="store_true",
                        help="read JSON lines from stdin, write JSON lines (docs/formats.md)")
     moves.add_argument("--rules", help='rule variants as a JSON object, e.g. \'{"block_rule": "home"}\' '
@@ -1246,7 +1259,7 @@ def build_parser() -> argparse.ArgumentParser:
     hint = sub.add_parser("hint", help="rank the legal plays of a position with a player",
                           description="Rank the legal plays of a position and roll, best first.")
     hint.add_argument("position", nargs="?", help="position as an NPN string")
-    hint.add_argument("dice", nargs="*", type=int, help="the two dice, e.g. 6 5")
+    hint.add_argument("dice", nargs="*", type=DICE, help="the two dice, e.g. 6 5 (or 65, 6-5)")
     hint.add_argument("--player", type=TEXT, help=player_help + " (default: the shipped player, else heuristic)")
     hint.add_argument("--policy", metavar="DIR", type=TEXT, help="an exported policy folder (same as --player DIR)")
     hint.add_argument("--ply", type=PLY, default=None,
@@ -1474,6 +1487,8 @@ def _main(argv: Sequence[str] | None) -> int:
     _WHO = f"nardy {args.command}" if getattr(args, "command", None) else "nardy"
     if isinstance(getattr(args, "position", None), str):
         args.position = args.position.strip()
+    if isinstance(getattr(args, "dice", None), list):  # DICE gives a list for each argument
+        args.dice = [die for given_dice in args.dice for die in given_dice]
     # SIGTERM (a job scheduler's time limit, kill) unwinds like Ctrl-C, so that a match stops
     # its worker processes instead of leaving them running; nardy train installs its own.
     import threading

@@ -149,6 +149,20 @@ def test_moves_for_people_reports_bad_input(capsys):
     assert out.returncode == 2 and "bad NPN" in out.stderr
     out = nardy(capsys, "moves", START_NPN, "6")
     assert out.returncode == 2 and "two dice" in out.stderr
+    out = nardy(capsys, "moves", START_NPN, "x", "5")
+    assert out.returncode == 2 and "argument dice: the dice are two numbers 1..6, e.g. 6 5 (or 65, 6-5), got 'x'" \
+        in out.stderr
+
+
+@pytest.mark.parametrize("command", [["moves"], ["hint", "--player", "race"]])
+def test_the_dice_may_be_written_as_one_word_as_gnubg_and_the_play_prompt_do(capsys, command):
+    want = nardy(capsys, *command, SECOND, "6", "5")
+    assert want.returncode == 0 and "dice 6-5" in want.stdout, want.stderr
+    for dice in (["65"], ["6-5"], ["6,5"], [" 6 - 5 "]):
+        assert nardy(capsys, *command, SECOND, *dice).stdout == want.stdout, dice
+    for dice in (["6", "55"], ["656"], ["6-7"]):  # three dice, or a 7: refused, not read in part
+        out = nardy(capsys, *command, SECOND, *dice)
+        assert out.returncode == 2 and out.stdout == "", (dice, out.stderr)
 
 
 def test_legal_plays_takes_dice_as_nardy_envs_functions_do_and_never_a_bool():
