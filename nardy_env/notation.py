@@ -73,13 +73,14 @@ class Color(enum.IntEnum):
 class NPNError(ValueError):
     """A malformed NPN string; ``field`` names the part that is wrong."""
 
-    def __init__(self, field: str, message: str):
-        super().__init__(f"bad NPN {field}: {message}")
+    def __init__(self, field: str, message: str, where: str = ""):
+        super().__init__(f"{where}bad NPN {field}: {message}")
         self.field = field
         self._message = message
+        self._where = where  # what the string was given as (a reset option), said first
 
     def __reduce__(self):  # pickled whole, as an error raised in a worker process is sent back
-        return type(self), (self.field, self._message), self.__dict__
+        return type(self), (self.field, self._message, self._where), self.__dict__
 
 
 # _INDEX[color][c - 1]: index into a mover's-view state row of common point c.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -16,6 +16,7 @@ from ..core import MAX_RESULTS, Afterstates, _holds_bool, outcome
 from ..notation import (
     Color,
     ColorLike,
+    NPNError,
     parse_npn,
 )
 from ..players import PlayerSpec
@@ -105,29 +106,44 @@ def _opponent_generator(dice: np.random.Generator) -> np.random.Generator:
         return np.random.default_rng(copy.deepcopy(dice).integers(0, 2**63, size=4))
 
 
-def _parse_start(options: dict[str, Any]) -> tuple[np.ndarray, Color, np.ndarray | None]:
-    """``options={"position": NPN, "dice": [d1, d2]}`` of ``reset`` -> (state, side, dice)."""
-    state, side = parse_npn(options["position"])
+def _named(option: str, row: int | None, parse: Callable[[], Any]) -> Any:
+    """``parse()``, its error (of its own type: an NPNError stays one) saying which reset option it
+    is about, and for a list of them which entry (``reset option "position"[700]: ...``)."""
+    try:
+        return parse()
+    except ValueError as exc:
+        where = f'reset option "{option}"{"" if row is None else f"[{row}]"}: '
+        if isinstance(exc, NPNError):  # kept when pickled (from a worker process)
+            exc._where = where
+        exc.args = (where + str(exc),)
+        raise
+
+
+def _parse_position(position: Any) -> tuple[np.ndarray, Color]:
+    state, side = parse_npn(position)
     if outcome(state) != 0:
-        raise ValueError(f"the game of {options['position']!r} is already over")
-    dice = options.get("dice")
-    if dice is not None:
-        dice = np.asarray(dice)
-        if (dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any()
-                or _holds_bool(options["dice"])):  # [True, 2] reads as integers
-            raise ValueError(f"dice must be two integers 1..6, got {options['dice']!r}")
-        dice = dice.astype(np.int64)
-    return state, side, dice
+        raise ValueError(f"the game of {position!r} is already over")
+    return state, side
+
+
+def _parse_dice(given: Any) -> np.ndarray | None:
+    if given is None:
+        return None
+    dice = np.asarray(given)
+    if (dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any()
+            or _holds_bool(given)):  # [True, 2] reads as integers
+        raise ValueError(f"dice must be two integers 1..6, got {given!r}")
+    return dice.astype(np.int64)
 
 
 _RESET_OPTIONS = ("position", "dice")
 
 
-def opponent_ended_preset(options: dict[str, Any] | None) -> str:
+def opponent_ended_preset(position: str) -> str:
     """The error of a ``reset(options=...)`` whose opponent won before the agent could move."""
-    return (f"reset(options={options!r}): the opponent moved first from this position and its "
-            "turn ended the game, so the episode would be over before it began; give a position "
-            "where the agent moves first or the game goes on")
+    return (f"reset option \"position\" {position!r}: the opponent moved first from it and its turn "
+            "ended the game, so the episode would be over before it began; give a position where the "
+            "agent moves first or the game goes on")
 
 
 def start_presets(options: dict[str, Any] | None, n: int,
@@ -151,22 +167,34 @@ def start_presets(options: dict[str, Any] | None, n: int,
         raise ValueError('reset option "dice" needs a "position" to roll them in')
     positions: Any = options["position"]
     dice: Any = options.get("dice")
+    if isinstance(positions, np.ndarray) and positions.ndim == 1:  # drawn with numpy for a curriculum
+        positions = positions.tolist()
     if not isinstance(positions, str):
         if not isinstance(positions, list | tuple) or len(positions) != n:
-            raise ValueError(f'reset option "position" must be an NPN string or a list of {n}, got {positions!r}')
+            got = (f"a {type(positions).__name__} of {len(positions)}" if isinstance(positions, list | tuple)
+                   else repr(positions)[:200])  # a list's entries could run to megabytes
+            native = (" (a list with one for each sub-env is the native vector env's: gymnasium.make_vec(..., "
+                      'vectorization_mode="vector_entry_point"); other vector envs hand each sub-env the same '
+                      "options)" if n == 1 and isinstance(positions, list | tuple) and len(positions) > 1 else "")
+            raise ValueError(f'reset option "position" must be an NPN string or a list of {n}, got {got}{native}')
     try:
         per_game_dice = dice is not None and np.ndim(dice) == 2
     except ValueError:  # numpy cannot make an array of rows of unequal lengths
         raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {dice!r}'[:200]) from None
     if per_game_dice and np.shape(dice)[0] != n:
         raise ValueError(f'reset option "dice" must be one pair or {n} pairs, got {np.shape(dice)[0]}')
-    return {
-        i: _parse_start({
-            "position": positions if isinstance(positions, str) else positions[i],
-            "dice": dice[i] if per_game_dice else dice,
-        })
-        for i in range(n)
-    }
+    one_position = isinstance(positions, str)
+    if one_position:
+        state, side = _named("position", None, lambda: _parse_position(positions))
+    if not per_game_dice:
+        same_dice = _named("dice", None, lambda: _parse_dice(dice))
+    presets = {}
+    for i in range(n):
+        if not one_position:
+            state, side = _named("position", i, lambda: _parse_position(positions[i]))  # noqa: B023
+        rolled = _named("dice", i, lambda: _parse_dice(dice[i])) if per_game_dice else same_dice  # noqa: B023
+        presets[i] = (state, side, rolled)
+    return presets
 
 
 class LongNardyEnv(OpponentView, gym.Env[np.ndarray, Action]):
@@ -348,7 +376,7 @@ class LongNardyEnv(OpponentView, gym.Env[np.ndarray, Action]):
                                       np.zeros(1, dtype=np.int64), preset)
         self._playable = not terminated[0]
         if terminated[0]:
-            raise ValueError(opponent_ended_preset(options))
+            raise ValueError(opponent_ended_preset((options or {})["position"]))
         if self.render_mode == "human":
             self.render()
         return self._result()

@@ -284,7 +284,13 @@ class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndar
             _, terminated = b.advance(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), rows, presets)
         self._playable = not terminated.any()
         if terminated.any():
-            raise ValueError(f"sub-env(s) {np.flatnonzero(terminated).tolist()}: " + opponent_ended_preset(options))
+            ended = np.flatnonzero(terminated).tolist()
+            given: Any = (options or {}).get("position")  # only a preset's game ends so
+            which = f"sub-env(s) {ended}" if len(ended) <= 20 else f"sub-env(s) {ended[:20]} ... ({len(ended)} in all)"
+            if isinstance(given, str):
+                raise ValueError(f"{which}: {opponent_ended_preset(given)}")
+            raise ValueError(f"{which}: {opponent_ended_preset(given[ended[0]])}"
+                             + (f" (that is sub-env {ended[0]}'s position)" if len(ended) > 1 else ""))
         return self._result()
 
     def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from nardy_env import (
     OFF_MOVER,
     START_NPN,
     Color,
+    NPNError,
     Rules,
     StateError,
     flip,
@@ -439,8 +441,10 @@ def test_pictures_refuse_what_they_cannot_draw():
 
 def test_unknown_reset_options_are_rejected_by_name():
     env = LongNardyEnv()
-    with pytest.raises(ValueError):
+    with pytest.raises(NPNError, match='^reset option "position": bad NPN fields') as caught:
         env.reset(seed=0, options={"position": "junk"})
+    again = pickle.loads(pickle.dumps(caught.value))  # as AsyncVectorEnv sends it back from a worker
+    assert str(again) == str(caught.value) and again.field == "fields"
     with pytest.raises(gym.error.ResetNeeded):  # the failed reset started nothing
         env.step(0)
     with pytest.raises(ValueError, match="posn"):
@@ -448,7 +452,7 @@ def test_unknown_reset_options_are_rejected_by_name():
     with pytest.raises(ValueError, match="position"):
         env.reset(seed=0, options={"dice": [2, 1]})
     for dice in ([True, 2], [2, 1.0], [7, 1], [2]):  # True would read as a 1
-        with pytest.raises(ValueError, match=r"dice must be two integers 1..6, got \["):
+        with pytest.raises(ValueError, match=r'^reset option "dice": dice must be two integers 1..6, got \['):
             env.reset(seed=0, options={"position": BLOCKED, "dice": dice})
         with pytest.raises(ValueError, match=r"dice must be two integers 1..6, got \["):
             gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="vector_entry_point").reset(

@@ -304,6 +304,38 @@ def test_reset_options_start_sub_envs_from_given_positions():
             envs.reset(options=bad)
 
 
+def test_a_bad_entry_of_a_reset_option_is_named_by_its_sub_env_in_a_short_message():
+    start = "0,0,0,0,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,15:0,0:w"
+    envs, same = make_vec(1024), make_vec(1024)
+    envs.reset(seed=0)
+    same.reset(seed=0)
+    for bad, said in (({"position": [start] * 700 + ["0,0:0,0:w"] + [start] * 323},
+                       'reset option "position"[700]: bad NPN points'),
+                      ({"position": start, "dice": [[1, 2]] * 700 + [[0, 2]] + [[1, 2]] * 323},
+                       'reset option "dice"[700]: dice must be two integers 1..6, got [0, 2]'),
+                      ({"position": [start] * 1023}, "a list of 1024, got a list of 1023")):
+        with pytest.raises(ValueError) as caught:
+            envs.reset(seed=1, options=bad)
+        assert said in str(caught.value) and len(str(caught.value)) < 300, str(caught.value)[:300]
+        refused, _, _, _, _ = envs.step(np.zeros(1024, dtype=np.int64))  # the games go on, untouched
+        assert np.array_equal(refused, same.step(np.zeros(1024, dtype=np.int64))[0])
+    # A numpy array of positions (a curriculum drawn with numpy) is a list of them; Gymnasium's other
+    # vector envs hand each sub-env the whole list, which is said so.
+    _, info = make_vec(3).reset(seed=0, options={"position": np.array([start, start[:-1] + "b", start])})
+    assert info["player"].tolist() == [0, 1, 0]
+    sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
+    with pytest.raises(ValueError, match=r"got a list of 3 \(a list with one for each sub-env is the native"):
+        sync.reset(seed=0, options={"position": [start] * 3})
+    # An opponent that wins before the agent moves: which sub-envs, and the position once, not 1024 times.
+    wins = "0,0,0,0,0,0,0,0,0,0,0,0,-1,0,0,0,0,0,0,0,0,0,0,15:0,14:b"
+    envs = make_vec(1024, opponent="heuristic", agent_color="white")
+    for position, which in (([start] * 1023 + [wins], "sub-env(s) [1023]: "), (wins, "sub-env(s) [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19] ... (1024 in all): ")):
+        with pytest.raises(ValueError, match="the opponent moved first") as caught:
+            envs.reset(seed=0, options={"position": position})
+        assert str(caught.value).startswith(which) and str(caught.value).count(wins) == 1
+        assert len(str(caught.value)) < 400
+
+
 def _step_in_a_forked_child(queue) -> None:
     from nardy_env import initial_states, legal_afterstates
 
