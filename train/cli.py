@@ -1137,14 +1137,12 @@ def MATCH_GAMES(text: str) -> int:
 def DICE(text: str) -> list[int]:
     """An argparse type for the dice: a die (``6``), or both as gnubg and the play prompt write
     them (``65``, ``6-5``, ``6,5``); the list of ``dice`` arguments is flattened after parsing."""
-    both = re.fullmatch(r"\s*([1-6])\s*[-,]?\s*([1-6])\s*", text)
+    both = re.fullmatch(r"\s*(\d)\s*[-,]?\s*(\d)\s*", text, re.ASCII)  # 75 too: two dice, one of them no die
     if both:
         return [int(both.group(1)), int(both.group(2))]
-    try:
-        return [int(text)]  # any whole number: the rules say which dice there are (1 to 6)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"the dice are two numbers 1..6, e.g. 6 5 (or 65, 6-5), "
-                                         f"got {text!r}") from None
+    if re.fullmatch(r"\s*[-+]?\d+\s*", text, re.ASCII):  # a number: the rules say which are dice (1 to 6)
+        return [int(text)]
+    raise argparse.ArgumentTypeError(f"the dice are two numbers 1..6, e.g. 6 5 (or 65, 6-5), got {text!r}")
 
 
 def TEXT(text: str) -> str:

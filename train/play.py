@@ -32,7 +32,7 @@ import shutil
 import sys
 import textwrap
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import combinations, permutations
 from typing import Any, TextIO
 
@@ -273,44 +273,70 @@ def _dice_fit(legs: list[tuple[int, bool]], faces: list[int]) -> bool:
     return False
 
 
-def _bears_off_in_order(mine: list[int], legs: list[tuple[int, int]], faces: list[int]) -> bool:
-    """Whether ``legs`` (personal (from, to), 0: off), played in this order from the counts
-    ``mine``, can share out the dice with every bear-off by a larger die than its point made from
-    the highest of the mover's checkers, as the rules allow it (checked at the checker's last stop)."""
-    if not legs:
-        return True
-    (a, b), rest = legs[0], legs[1:]
-    for k in range(1, len(faces) + 1):
-        for chosen in set(combinations(range(len(faces)), k)):
-            total = sum(faces[i] for i in chosen)
-            if total != a - b and not (b == 0 and total > a):
+def _leg_ways(mine: list[int], held: list[bool], index: int, a: int, b: int,
+              faces: list[int]) -> Iterator[tuple[list[tuple], list[int]]]:
+    """Each way the dice move one checker from ``a`` to ``b`` (personal points, 0: off) one die at
+    a time: the rules broken on the way (see ``_die_by_die``) and the dice left. ``mine`` holds the
+    mover's other checkers."""
+    def step(at: int, left: list[int], broken: list[tuple]) -> Iterator[tuple[list[tuple], list[int]]]:
+        for f in sorted(set(left)):
+            remaining = list(left)
+            remaining.remove(f)
+            to, now = at - f, list(broken)
+            if b and to < b:
+                continue  # past the end of a move within the board
+            if to > 0 and held[to - 1]:
+                now.append(("held", index, to))
+            if to > b:  # a stop on the way
+                yield from step(to, remaining, now)
                 continue
-            if b == 0 and total > a:  # an overshoot: from the last stop, no checker of mine higher
-                overshoots = False
-                for order in set(permutations([faces[i] for i in chosen])):
-                    stop = a - sum(order[:-1])
-                    others = [n - (p + 1 == a) for p, n in enumerate(mine)]
-                    overshoots |= stop > 0 and order[-1] > stop and not any(others[stop:])
-                if not overshoots:
-                    continue
-            after = list(mine)
-            after[a - 1] -= 1
+            if b == 0:  # off, from ``at``
+                if any(mine[6:]):
+                    now.append(("outside", index, at))
+                elif to < 0 and any(mine[at:6]):
+                    now.append(("over", index, at, max(p + 1 for p in range(at, 6) if mine[p])))
+            yield now, remaining
+
+    yield from step(a, faces, [])
+
+
+def _die_by_die(mine: list[int], held: list[bool], legs: list[tuple[int, int, int]], faces: list[int],
+                limit: int) -> list[tuple] | None:
+    """The fewest broken rules of moving one die at a time with which ``legs`` ((index, from, to),
+    personal points, 0: off) can be played in some order, as a list (empty: none broken), or None
+    if the dice cannot make them at all or not within ``limit`` broken rules. The rules watched are
+    those a single die's move has: no stop on a point the opponent holds, ``("held", index, point)``;
+    bearing off only with every checker home, ``("outside", index, point)``; and by a larger die
+    than the point only from the highest checker, ``("over", index, point, higher point)``.
+    ``mine`` holds the mover's checkers; ``held`` the opponent's points."""
+    if not legs:
+        return []
+    best: list[tuple] | None = None
+    for k, (index, a, b) in enumerate(legs):
+        others = list(mine)
+        others[a - 1] -= 1
+        for broken, left in _leg_ways(others, held, index, a, b, faces):
+            if len(broken) > limit or (best is not None and len(broken) >= len(best)):
+                continue
+            after = list(others)
             if b:
                 after[b - 1] += 1
-            if _bears_off_in_order(after, rest, [f for i, f in enumerate(faces) if i not in chosen]):
-                return True
-    return False
+            found = _die_by_die(after, held, legs[:k] + legs[k + 1:], left, limit - len(broken))
+            if found is not None and (best is None or len(broken) + len(found) < len(best)):
+                best = broken + found
+            if best == []:
+                return best
+    return best
 
 
-def _overshoot_refused(state: np.ndarray, personal: list[tuple[int, int]], faces: list[int]) -> int | None:
-    """The index of the bear-off in ``personal`` that, in every order of the play, would take a
-    larger die than its point while a checker of the mover's stands higher; None if some order
-    plays it within the rules (or no bear-off is to blame)."""
+def _die_rule_broken(state: np.ndarray, personal: list[tuple[int, int]], faces: list[int]) -> tuple | None:
+    """A rule of a single die's move (see ``_die_by_die``) that every way of playing ``personal``
+    one die at a time breaks: the first one broken by the way that breaks fewest; None if some way
+    breaks none (the play is refused for a rule of the whole position, as the block rule)."""
     mine = [max(int(v), 0) for v in state[:24]]
-    if any(_bears_off_in_order(mine, [personal[i] for i in order], faces)
-           for order in set(permutations(range(len(personal))))):
-        return None
-    return next((i for i, (a, b) in enumerate(personal) if b == 0 and any(mine[a:6])), None)
+    held = [int(v) < 0 for v in state[:24]]
+    broken = _die_by_die(mine, held, [(i, a, b) for i, (a, b) in enumerate(personal)], faces, len(faces))
+    return broken[0] if broken else None
 
 
 def _dice_needed(distance: int, faces: list[int], bear_off: bool) -> int:
@@ -350,13 +376,18 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
         a, b = personal[0]
         if b and a - b == min(dice):
             return f"only one die can be played here, and then it must be the larger one, the {max(dice)}"
-    late = _overshoot_refused(state, personal, faces)
-    if late is not None:  # the exact die is the other moves', and the larger one may not bear it off
-        (src, _), (a, _) = moves[late], personal[late]
-        higher = max(p + 1 for p in range(a, 6) if state[p] > 0)
-        return (f"{roll} cannot make all of {format_move_sequence(moves)}: {src}/off would need a die larger "
-                f"than {a}, which bears off from {src} only when no checker of yours stands higher in your home "
-                f"(one is on {to_common_point(higher, side)})")
+    broken = _die_rule_broken(state, personal, faces)
+    if broken is not None:  # each way of playing it breaks this rule of a single die's move
+        common = [int(to_common_point(p, side)) for p in broken[2:]]
+        src, dst = moves[broken[1]]
+        name = f"{src}/{'off' if dst == 0 else dst}"
+        said = {
+            "held": f"{name} would stop on {common[0]}, which the opponent holds",
+            "outside": f"{name} would bear off from {common[0]} while a checker of yours is still outside your home",
+            "over": (f"{name} would bear off from {common[0]} by a die larger than it needs, which it may only when "
+                     f"no checker of yours stands higher in your home (one is on {common[-1]})"),
+        }[broken[0]]
+        return f"{roll} cannot make all of {format_move_sequence(moves)}, in any order of the dice: {said}"
     needs = ("no opponent checker in its home yet (the block rule as played here, block_rule \"home\"" if rules.block_home
              else "no opponent checker ahead of them (the block rule")
     return (f"it would build six points in a row with {needs}, after every single die), or reach a position no "

@@ -160,9 +160,11 @@ def test_the_dice_may_be_written_as_one_word_as_gnubg_and_the_play_prompt_do(cap
     assert want.returncode == 0 and "dice 6-5" in want.stdout, want.stderr
     for dice in (["65"], ["6-5"], ["6,5"], [" 6 - 5 "]):
         assert nardy(capsys, *command, SECOND, *dice).stdout == want.stdout, dice
-    for dice in (["6", "55"], ["656"], ["6-7"]):  # three dice, or a 7: refused, not read in part
+    for dice in (["6", "55"], ["656"], ["6-7"], ["75"], ["60"], ["1_2"], ["٦٥"]):  # not two dice 1..6
         out = nardy(capsys, *command, SECOND, *dice)
         assert out.returncode == 2 and out.stdout == "", (dice, out.stderr)
+        said = ("dice must be integers 1..6, got [", "the dice are two numbers 1..6", "give a position and two dice")
+        assert any(words in out.stderr for words in said), (dice, out.stderr)
 
 
 def test_legal_plays_takes_dice_as_nardy_envs_functions_do_and_never_a_bool():
