@@ -32,7 +32,7 @@ import shutil
 import sys
 import textwrap
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import combinations, permutations
 from typing import Any, TextIO
 
@@ -273,55 +273,46 @@ def _dice_fit(legs: list[tuple[int, bool]], faces: list[int]) -> bool:
     return False
 
 
-def _leg_ways(mine: list[int], held: list[bool], index: int, a: int, b: int,
-              faces: list[int]) -> Iterator[tuple[list[tuple], list[int]]]:
-    """Each way the dice move one checker from ``a`` to ``b`` (personal points, 0: off) one die at
-    a time: the rules broken on the way (see ``_die_by_die``) and the dice left. ``mine`` holds the
-    mover's other checkers."""
-    def step(at: int, left: list[int], broken: list[tuple]) -> Iterator[tuple[list[tuple], list[int]]]:
-        for f in sorted(set(left)):
-            remaining = list(left)
-            remaining.remove(f)
-            to, now = at - f, list(broken)
-            if b and to < b:
-                continue  # past the end of a move within the board
-            if to > 0 and held[to - 1]:
-                now.append(("held", index, to))
-            if to > b:  # a stop on the way
-                yield from step(to, remaining, now)
-                continue
-            if b == 0:  # off, from ``at``
-                if any(mine[6:]):
-                    now.append(("outside", index, at))
-                elif to < 0 and any(mine[at:6]):
-                    now.append(("over", index, at, max(p + 1 for p in range(at, 6) if mine[p])))
-            yield now, remaining
-
-    yield from step(a, faces, [])
-
-
 def _die_by_die(mine: list[int], held: list[bool], legs: list[tuple[int, int, int]], faces: list[int],
                 limit: int) -> list[tuple] | None:
-    """The fewest broken rules of moving one die at a time with which ``legs`` ((index, from, to),
-    personal points, 0: off) can be played in some order, as a list (empty: none broken), or None
-    if the dice cannot make them at all or not within ``limit`` broken rules. The rules watched are
-    those a single die's move has: no stop on a point the opponent holds, ``("held", index, point)``;
-    bearing off only with every checker home, ``("outside", index, point)``; and by a larger die
-    than the point only from the highest checker, ``("over", index, point, higher point)``.
-    ``mine`` holds the mover's checkers; ``held`` the opponent's points."""
-    if not legs:
+    """The fewest broken rules with which the typed moves ``legs`` ((index, from, to), personal
+    points, 0: off) can be played one die at a time, in any order of the dice and of the moves
+    (a checker may stop halfway while another moves), as a list in the order they are broken
+    (empty: none), or None if the dice cannot make them at all or not within ``limit``. The rules
+    watched are those of a single die's move: no stop on a point the opponent holds, ``("held",
+    index, point)``; bearing off only with every checker home, ``("outside", index, point)``; and
+    by a larger die than the point only from the highest checker, ``("over", index, point, higher
+    point)``. ``mine`` holds the mover's checkers (those on their way where they stand); ``held``
+    the opponent's points."""
+    if all(at == b for _, at, b in legs):
         return []
     best: list[tuple] | None = None
-    for k, (index, a, b) in enumerate(legs):
+    for k, (index, at, b) in enumerate(legs):
+        if at == b or mine[at - 1] == 0:
+            continue
         others = list(mine)
-        others[a - 1] -= 1
-        for broken, left in _leg_ways(others, held, index, a, b, faces):
+        others[at - 1] -= 1  # the checker in flight
+        for f in sorted(set(faces)):
+            to = at - f
+            if b and to < b:
+                continue  # past the end of a move within the board
+            broken: list[tuple] = []
+            if to > 0 and held[to - 1]:
+                broken.append(("held", index, to))
+            if to <= 0:  # off, from ``at``
+                if any(others[6:]):
+                    broken.append(("outside", index, at))
+                elif to < 0 and any(others[at:6]):
+                    broken.append(("over", index, at, max(p + 1 for p in range(at, 6) if others[p])))
             if len(broken) > limit or (best is not None and len(broken) >= len(best)):
                 continue
             after = list(others)
-            if b:
-                after[b - 1] += 1
-            found = _die_by_die(after, held, legs[:k] + legs[k + 1:], left, limit - len(broken))
+            if to > 0:
+                after[to - 1] += 1
+            left = list(faces)
+            left.remove(f)
+            moved = legs[:k] + [(index, max(to, 0), b)] + legs[k + 1:]
+            found = _die_by_die(after, held, moved, left, limit - len(broken))
             if found is not None and (best is None or len(broken) + len(found) < len(best)):
                 best = broken + found
             if best == []:
@@ -330,9 +321,10 @@ def _die_by_die(mine: list[int], held: list[bool], legs: list[tuple[int, int, in
 
 
 def _die_rule_broken(state: np.ndarray, personal: list[tuple[int, int]], faces: list[int]) -> tuple | None:
-    """A rule of a single die's move (see ``_die_by_die``) that every way of playing ``personal``
-    one die at a time breaks: the first one broken by the way that breaks fewest; None if some way
-    breaks none (the play is refused for a rule of the whole position, as the block rule)."""
+    """A rule of a single die's move (see ``_die_by_die``) broken on the nearest way of playing
+    ``personal`` one die at a time (the way that breaks fewest, its first), when every way breaks
+    one; None if some way breaks none (the play is refused for a rule of the whole position, as
+    the block rule)."""
     mine = [max(int(v), 0) for v in state[:24]]
     held = [int(v) < 0 for v in state[:24]]
     broken = _die_by_die(mine, held, [(i, a, b) for i, (a, b) in enumerate(personal)], faces, len(faces))
@@ -387,7 +379,8 @@ def why_not_whole_turn(npn: str, dice: list[int], moves: list[tuple[int, int]], 
             "over": (f"{name} would bear off from {common[0]} by a die larger than it needs, which it may only when "
                      f"no checker of yours stands higher in your home (one is on {common[-1]})"),
         }[broken[0]]
-        return f"{roll} cannot make all of {format_move_sequence(moves)}, in any order of the dice: {said}"
+        return (f"{roll} cannot make all of {format_move_sequence(moves)} in any order of the dice; the nearest "
+                f"way breaks a rule: {said}")
     needs = ("no opponent checker in its home yet (the block rule as played here, block_rule \"home\"" if rules.block_home
              else "no opponent checker ahead of them (the block rule")
     return (f"it would build six points in a row with {needs}, after every single die), or reach a position no "

@@ -333,8 +333,8 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
     three = "1,0,0,2,0,0,0,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,0:12,0:w"
     for moves in ([(1, 0), (4, 3)], [(4, 3), (1, 0)]):
         assert reason(three, [5, 1], moves) == (
-            f"5-1 cannot make all of {format_move_sequence(moves)}, in any order of the dice: 1/off would bear "
-            "off from 1 by a die larger than it needs, which it may only when no checker of yours stands higher "
+            f"5-1 cannot make all of {format_move_sequence(moves)} in any order of the dice; the nearest way "
+            "breaks a rule: 1/off would bear off from 1 by a die larger than it needs, which it may only when no checker of yours stands higher "
             "in your home (one is on 4)")
     assert "one is on 15" in reason("9,1,1,0,0,0,0,0,0,0,0,0,-5,-5,-1,0,0,0,0,0,0,0,0,0:4,4:b", [1, 3],
                                     [(13, 0), (13, 0)])  # black's home, 13 to 18
@@ -348,8 +348,8 @@ def test_whole_turn_rules_are_named_when_a_typed_play_breaks_one():
         "4,1,0,0,4,2,1,0,0,0,0,-15,0,0,0,0,0,0,0,0,0,0,0,0:3,0:w", [6, 4], [(7, 0)])
     # A stop on a point the opponent holds, on the way off.
     assert reason("-1,0,1,3,5,0,0,0,0,0,0,-14,0,0,0,0,0,0,0,0,0,0,0,0:6,0:w", [4, 4], [(5, 0), (4, 0)]) == (
-        "4-4 cannot make all of 5/off 4/off, in any order of the dice: 5/off would stop on 1, which the "
-        "opponent holds")
+        "4-4 cannot make all of 5/off 4/off in any order of the dice; the nearest way breaks a rule: 5/off "
+        "would stop on 1, which the opponent holds")
     # Each die moves once: two 6s from a 6-5 are refused as such, not blamed on another rule.
     assert "6-5 cannot make all of 13/7 13/7: each die moves once" in why_not_legal(
         "0,0,0,0,0,0,0,0,0,0,0,-15,2,0,0,0,0,0,0,0,0,0,0,13:0,0:w", [6, 5], [(13, 7), (13, 7)])
