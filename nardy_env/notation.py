@@ -73,7 +73,16 @@ class Color(enum.IntEnum):
 class NPNError(ValueError):
     """A malformed NPN string; ``field`` names the part that is wrong."""
 
-    def __init__(self, field: str, message: str, where: str = ""):
+    field: str
+    _message: str
+    _where: str
+
+    def __init__(self, field: str | NPNError, message: str | None = None, where: str = ""):
+        if isinstance(field, NPNError):  # NPNError(error): how Gymnasium's AsyncVectorEnv raises a worker's again
+            error = field
+            field, message, where = error.field, error._message, error._where
+        if message is None:
+            raise TypeError("NPNError(field, message): name the part of the NPN that is wrong, and what is wrong")
         super().__init__(f"{where}bad NPN {field}: {message}")
         self.field = field
         self._message = message

@@ -132,16 +132,19 @@ def _parse_dice(given: Any) -> np.ndarray | None:
     dice = np.asarray(given)
     if (dice.shape != (2,) or dice.dtype.kind not in "iu" or (dice < 1).any() or (dice > 6).any()
             or _holds_bool(given)):  # [True, 2] reads as integers
-        raise ValueError(f"dice must be two integers 1..6, got {given!r}")
+        raise ValueError(f"dice must be two integers 1..6, got {given!r}"[:200])  # a flattened list runs long
     return dice.astype(np.int64)
 
 
 _RESET_OPTIONS = ("position", "dice")
 
 
-def opponent_ended_preset(position: str) -> str:
-    """The error of a ``reset(options=...)`` whose opponent won before the agent could move."""
-    return (f"reset option \"position\" {position!r}: the opponent moved first from it and its turn "
+def opponent_ended_preset(position: Any) -> str:
+    """The error of a ``reset(options=...)`` whose opponent won before the agent could move from
+    ``position`` (an NPN; a list or array of one, as a single env may be given, is its NPN)."""
+    if not isinstance(position, str) and np.ndim(position) == 1 and len(position) == 1:
+        position = position[0]
+    return (f"reset option \"position\" {str(position)!r}: the opponent moved first from it and its turn "
             "ended the game, so the episode would be over before it began; give a position where the "
             "agent moves first or the game goes on")
 

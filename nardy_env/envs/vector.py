@@ -289,7 +289,7 @@ class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndar
             which = f"sub-env(s) {ended}" if len(ended) <= 20 else f"sub-env(s) {ended[:20]} ... ({len(ended)} in all)"
             if isinstance(given, str):
                 raise ValueError(f"{which}: {opponent_ended_preset(given)}")
-            raise ValueError(f"{which}: {opponent_ended_preset(given[ended[0]])}"
+            raise ValueError(f"{which}: {opponent_ended_preset(str(given[ended[0]]))}"
                              + (f" (that is sub-env {ended[0]}'s position)" if len(ended) > 1 else ""))
         return self._result()
 

@@ -443,8 +443,11 @@ def test_unknown_reset_options_are_rejected_by_name():
     env = LongNardyEnv()
     with pytest.raises(NPNError, match='^reset option "position": bad NPN fields') as caught:
         env.reset(seed=0, options={"position": "junk"})
-    again = pickle.loads(pickle.dumps(caught.value))  # as AsyncVectorEnv sends it back from a worker
+    again = pickle.loads(pickle.dumps(caught.value))  # as AsyncVectorEnv sends it back from a worker,
     assert str(again) == str(caught.value) and again.field == "fields"
+    assert str(type(again)(again)) == str(caught.value)  # and raises it again there: exctype(value)
+    with pytest.raises(TypeError, match="name the part of the NPN that is wrong"):
+        NPNError("points")
     with pytest.raises(gym.error.ResetNeeded):  # the failed reset started nothing
         env.step(0)
     with pytest.raises(ValueError, match="posn"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 import gymnasium as gym
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import nardy_env  # noqa: F401  (registers LongNardy-v0)
-from nardy_env import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT
+from nardy_env import NUM_CHECKERS, OFF_MOVER, OFF_OPPONENT, NPNError
 from nardy_env.envs import IllegalActionError, LongNardyEnv, LongNardyVectorEnv
 
 
@@ -313,7 +314,8 @@ def test_a_bad_entry_of_a_reset_option_is_named_by_its_sub_env_in_a_short_messag
                        'reset option "position"[700]: bad NPN points'),
                       ({"position": start, "dice": [[1, 2]] * 700 + [[0, 2]] + [[1, 2]] * 323},
                        'reset option "dice"[700]: dice must be two integers 1..6, got [0, 2]'),
-                      ({"position": [start] * 1023}, "a list of 1024, got a list of 1023")):
+                      ({"position": [start] * 1023}, "a list of 1024, got a list of 1023"),
+                      ({"position": start, "dice": [6, 5] * 1024}, 'reset option "dice": dice must be two')):
         with pytest.raises(ValueError) as caught:
             envs.reset(seed=1, options=bad)
         assert said in str(caught.value) and len(str(caught.value)) < 300, str(caught.value)[:300]
@@ -326,6 +328,14 @@ def test_a_bad_entry_of_a_reset_option_is_named_by_its_sub_env_in_a_short_messag
     sync = gym.make_vec("LongNardy-v0", num_envs=3, vectorization_mode="sync")
     with pytest.raises(ValueError, match=r"got a list of 3 \(a list with one for each sub-env is the native"):
         sync.reset(seed=0, options={"position": [start] * 3})
+    # Gymnasium's async vector env raises a worker's error again as type(error)(error).
+    async_envs = gym.make_vec("LongNardy-v0", num_envs=2, vectorization_mode="async")
+    try:
+        with pytest.raises(NPNError, match='^reset option "position": bad NPN fields'), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # Gymnasium logs the workers' errors as warnings too
+            async_envs.reset(seed=0, options={"position": "junk"})
+    finally:
+        async_envs.close(terminate=True)
     # An opponent that wins before the agent moves: which sub-envs, and the position once, not 1024 times.
     wins = "0,0,0,0,0,0,0,0,0,0,0,0,-1,0,0,0,0,0,0,0,0,0,0,15:0,14:b"
     envs = make_vec(1024, opponent="heuristic", agent_color="white")
@@ -333,7 +343,11 @@ def test_a_bad_entry_of_a_reset_option_is_named_by_its_sub_env_in_a_short_messag
         with pytest.raises(ValueError, match="the opponent moved first") as caught:
             envs.reset(seed=0, options={"position": position})
         assert str(caught.value).startswith(which) and str(caught.value).count(wins) == 1
-        assert len(str(caught.value)) < 400
+        assert len(str(caught.value)) < 400 and f"'{wins}'" in str(caught.value)  # the NPN, not np.str_(...)
+    with pytest.raises(ValueError, match=f"sub-env\\(s\\) \\[1\\]: reset option \"position\" '{wins}'"):
+        make_vec(2, opponent="heuristic", agent_color="white").reset(seed=0, options={"position": np.array([start, wins])})
+    with pytest.raises(ValueError, match=f"^reset option \"position\" '{wins}'"):  # a list of one, its NPN
+        gym.make("LongNardy-v0", opponent="heuristic", agent_color="white").reset(seed=0, options={"position": [wins]})
 
 
 def _step_in_a_forked_child(queue) -> None:
