@@ -66,13 +66,14 @@ class RawFeatures(nn.Module):
         self.register_buffer("personal", torch.arange(1, _POINTS + 1, dtype=torch.float32), persistent=False)
 
     def _side(self, counts: torch.Tensor, off: torch.Tensor, held_route: torch.Tensor) -> list[torch.Tensor]:
+        dtype = counts.dtype  # the network's (float32; float64 or bfloat16 after .double(), .bfloat16())
         units = torch.stack([
-            (counts >= 1).float(),
-            (counts >= 2).float(),
-            (counts >= 3).float(),
+            (counts >= 1).to(dtype),
+            (counts >= 2).to(dtype),
+            (counts >= 3).to(dtype),
             torch.clamp(counts - 3, min=0) / 2,
         ], dim=-1).reshape(counts.shape[0], _POINTS * 4)
-        pips = counts @ self.personal
+        pips = counts @ self.personal.to(dtype)
         home = counts[:, :HOME_SIZE].sum(-1)
         run = torch.zeros_like(off)
         best = torch.zeros_like(off)
@@ -86,15 +87,15 @@ class RawFeatures(nn.Module):
             (counts[:, _POINTS - 1] / _CHECKERS)[:, None],
             (home / _CHECKERS)[:, None],
             (torch.clamp(best, max=6) / 6)[:, None],
-            ((home + off) == _CHECKERS).float()[:, None],
+            ((home + off) == _CHECKERS).to(dtype)[:, None],
         ]
 
     def forward(self, raw: torch.Tensor) -> torch.Tensor:
         """Features ``[N, NUM_FEATURES]`` of raw positions ``[N, 50]``, as nardy_env.encoding computes them."""
         mine = raw[:, :_POINTS]
         theirs = raw[:, _POINTS:2 * _POINTS]
-        mine_route = torch.roll((mine > 0).float(), -12, dims=1)
-        theirs_route = torch.roll((theirs > 0).float(), -12, dims=1)
+        mine_route = torch.roll((mine > 0).to(raw.dtype), -12, dims=1)
+        theirs_route = torch.roll((theirs > 0).to(raw.dtype), -12, dims=1)
         parts = self._side(mine, raw[:, 48], mine_route) + self._side(theirs, raw[:, 49], theirs_route)
         return torch.cat(parts, dim=1)
 
@@ -154,15 +155,16 @@ class TDNetwork(nn.Module):
         self.features = RawFeatures()
         layers: list[nn.Module] = []
         width = NUM_FEATURES
-        def linear(n_in: int, n_out: int) -> nn.Linear:
-            return nn.Linear(n_in, n_out) if init else torch.nn.utils.skip_init(nn.Linear, n_in, n_out)
+        def linear(n_in: int, n_out: int) -> nn.Linear:  # float32 whatever torch's default dtype
+            return (nn.Linear(n_in, n_out, dtype=torch.float32) if init
+                    else torch.nn.utils.skip_init(nn.Linear, n_in, n_out, dtype=torch.float32))
 
         for h in self.hidden:
             layers += [linear(width, h), nn.ReLU()]
             width = h
         layers.append(linear(width, len(OUTCOMES)))
         self.body = nn.Sequential(*layers)
-        self.register_buffer("equity_weights", torch.tensor(EQUITY_WEIGHTS), persistent=False)
+        self.register_buffer("equity_weights", torch.tensor(EQUITY_WEIGHTS, dtype=torch.float32), persistent=False)
 
     equity_weights: torch.Tensor
 
@@ -172,7 +174,9 @@ class TDNetwork(nn.Module):
         ``features``: the same positions' features, ``nardy_env.encoding.features(raw)``, when
         they are at hand; equal bit for bit to what the graph computes (``RawFeatures``) in
         float32 on the CPU for whole checker counts, and several times cheaper to compute that way for the large batches of
-        self-play. A network in another precision (``.double()``) computes its own from ``raw``.
+        self-play. A network in another precision (``.double()``, ``.bfloat16()``) computes its own from
+        ``raw``. A network is built in float32 (the exported graph's type) even where
+        ``torch.set_default_dtype`` says otherwise.
         """
         if not isinstance(raw, torch.Tensor) or raw.dim() != 2 or raw.shape[1] != RAW_SIZE:
             shape = list(raw.shape) if hasattr(raw, "shape") else type(raw).__name__

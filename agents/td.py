@@ -54,7 +54,7 @@ class TorchEvaluator:
         """Scores with ``network`` itself, not a copy (switched to eval mode): later training of
         it changes what this evaluator says. Pass ``copy.deepcopy(network)`` to freeze it."""
         if not isinstance(network, TDNetwork):
-            raise TypeError(f"TorchEvaluator scores with a TDNetwork (agents.network), got {type(network).__name__}")
+            raise _not_a_network("TorchEvaluator scores with", network)
         self.network = network.eval()
 
     def _input(self, raw: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,6 +99,14 @@ class TorchEvaluator:
         return self._run(raw, equity=True, outcomes=False)[0]
 
 
+def _not_a_network(who: str, network: Any) -> TypeError:
+    """The error for a ``network`` that is no TDNetwork, naming the attribute that holds one when it
+    is a wrapper (``torch.compile``'s, ``DataParallel``'s)."""
+    inner = next((name for name in ("_orig_mod", "module") if isinstance(getattr(network, name, None), TDNetwork)), None)
+    hint = f"; it wraps one: pass its .{inner}" if inner else ""
+    return TypeError(f"{who} a TDNetwork (agents.network), got {type(network).__name__}{hint}")
+
+
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | None = DEFAULT_RULES,
                     **extra: Any) -> Path:
     """Write a checkpoint atomically; ``extra`` (training state) is stored alongside.
@@ -109,7 +117,7 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | Non
     """
     path = Path(path)
     if not isinstance(network, TDNetwork):
-        raise TypeError(f"save_checkpoint: network must be a TDNetwork (agents.network), got {type(network).__name__}")
+        raise _not_a_network("save_checkpoint: network must be", network)
     if path.is_dir():
         raise ValueError(f"save_checkpoint: {path} is a folder; name the file to write, such as "
                          f"{path / 'checkpoint.pt'} (nothing was written)")
@@ -132,7 +140,7 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | Non
     try:  # what load_checkpoint would refuse is not written (over a good checkpoint, at that)
         # Protocol 2, torch's default today, named: the checks of load_checkpoint read its opcodes.
         torch.save(payload, data, pickle_protocol=PICKLE_PROTOCOL)  # a lambda or a generator cannot be pickled at all
-        torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
+        loaded = torch.load(io.BytesIO(data.getvalue()), map_location="cpu", weights_only=True)
     except (pickle.PicklingError, pickle.UnpicklingError, TypeError, AttributeError):
         refused = {key: _refused_type(value) for key, value in extra.items()}
         named = ", ".join(f"{key!r} ({kind})" for key, kind in refused.items() if kind is not None)
@@ -140,6 +148,11 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | Non
                          "tensors and plain data (dicts, lists, numbers, strings), which load_checkpoint does "
                          f"not load; store a numpy array as torch.from_numpy(a) or a.tolist() "
                          f"(nothing was written to {path})") from None
+    try:  # and what it says must be what load_checkpoint takes: the network it records, one game
+        _checked(path, loaded)
+    except CheckpointError as exc:
+        raise ValueError(f"save_checkpoint: load_checkpoint would refuse this file ({exc}); nothing was written "
+                         f"to {path}") from None
     # Written whole or not at all; a full disk is the OSError the write raises (ENOSPC).
     write_atomic(path, lambda fh: fh.write(data.getbuffer()))
     return path
@@ -174,11 +187,20 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
     except Exception as exc:  # a truncated or damaged file
         raise CheckpointError(f"{path} is not a readable checkpoint (damaged or cut short?): "
                               f"{_first_line(exc)}") from None
+    return _checked(path, payload)
+
+
+def _checked(path: Path, payload: Any) -> tuple[TDNetwork, dict[str, Any]]:
+    """The network and data of a loaded checkpoint, or the CheckpointError saying what is wrong."""
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         found = payload.get("format") if isinstance(payload, dict) else None
         newer = " (written by a newer nardy?)" if isinstance(found, str) and found.startswith("nardy-checkpoint/") else ""
+        weights_alone = (isinstance(payload, dict) and bool(payload)
+                         and all(isinstance(v, torch.Tensor) for v in payload.values()))
+        how = ("; it holds weights alone (a state_dict?): write checkpoints with "
+               "agents.td.save_checkpoint(path, network, rules)" if weights_alone else "")
         raise CheckpointError(f"{path} is not a {CHECKPOINT_FORMAT} file{newer}"
-                              + (f": its format is {found!r}" if found is not None else ""))
+                              + (f": its format is {found!r}" if found is not None else "") + how)
     if payload.get("features_version") != FEATURES_VERSION:
         raise CheckpointError(
             f"{path} was trained on features {payload.get('features_version')!r}; "
@@ -205,6 +227,10 @@ def load_checkpoint(path: str | Path) -> tuple[TDNetwork, dict[str, Any]]:
             raise CheckpointError(f"{path} contradicts itself: it records rules {rules.to_json()}, but its "
                                   f"config {json.dumps(config['rules'], default=str)} (damaged or hand-made?)")
     network = _network_for(path, payload)
+    hidden = config.get("hidden") if config is not None else None
+    if hidden is not None and (not isinstance(hidden, list | tuple) or list(hidden) != network.hidden):
+        raise CheckpointError(f"{path} contradicts itself: its network has hidden layers {network.hidden}, but its "
+                              f"config says hidden {json.dumps(config['hidden'], default=str)} (damaged or hand-made?)")
     payload["path"] = str(path)
     return network, payload
 
@@ -391,6 +417,10 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
     problems += [f"{name!r} has no place in it" for name in weights if name not in expected]  # !r: a file's string
     problems += [f"{name} is {list(stored[name])}, the shape needs {list(expected[name])}"
                  for name in expected if name in stored and stored[name] != expected[name]]
+    prefix = next((p for p in ("_orig_mod.", "module.") if weights and all(str(k).startswith(p) for k in weights)), None)
+    if prefix is not None:  # torch.compile's or DataParallel's names
+        raise CheckpointError(f"{path}: its weights are named {prefix}...: saved from a wrapped network; save the "
+                              f"network it wraps (its .{prefix[:-1]}) instead")
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise CheckpointError(f"{path}: its weights do not fit the network it records (hidden "

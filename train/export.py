@@ -224,7 +224,7 @@ def _to_onnx(network, opset: int, exporter: str):
     import torch
 
     module = _policy_module(network)
-    sample = torch.zeros(3, 50)
+    sample = torch.zeros(3, 50, dtype=torch.float32)  # the contract's type, whatever torch's default
     try:
         with _quiet_torch_onnx(), torch.inference_mode(False), torch.no_grad():
             if exporter == "dynamo":

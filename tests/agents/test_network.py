@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -167,6 +168,58 @@ def _resaved(tmp_path, name, change):
     change(payload)
     torch.save(payload, tmp_path / name)
     return tmp_path / name
+
+
+def test_what_load_checkpoint_would_refuse_is_not_saved_over_a_good_checkpoint(tmp_path):
+    """save_checkpoint wrote files load_checkpoint refused: a config that is no mapping or names
+    other rules or layers, and a network whose layers are not those its shape records."""
+    from torch import nn
+
+    good = save_checkpoint(tmp_path / "checkpoint.pt", TDNetwork((8,)))
+    before = good.read_bytes()
+
+    class WithDropout(TDNetwork):
+        def __init__(self, hidden):
+            super().__init__(hidden)
+            self.body = nn.Sequential(self.body[0], nn.ReLU(), nn.Dropout(0.2), self.body[2])
+
+    swapped = TDNetwork((16,))
+    swapped.body = nn.Sequential(nn.Linear(NUM_FEATURES, 8), nn.ReLU(), nn.Linear(8, 4))
+    for network, extra, said in (
+            (TDNetwork((8,)), {"config": "configs/mine.yaml"}, "its training config is a str"),
+            (TDNetwork((8,)), {"config": {"rules": {"block_rule": "home"}}}, "contradicts itself: it records rules"),
+            (TDNetwork((8,)), {"config": {"hidden": [128, 64]}}, r"hidden layers \[8\], but its config says hidden"),
+            (WithDropout((8,)), {}, "'body.3.weight' has no place in it"),
+            (swapped, {}, r"body.0.weight is \[8, \d+\], the shape needs \[16, ")):
+        with pytest.raises(ValueError, match=f"^save_checkpoint: load_checkpoint would refuse this file .*{said}"):
+            save_checkpoint(good, network, **extra)
+        assert good.read_bytes() == before
+    save_checkpoint(good, TDNetwork((8,)), config={"hidden": [8], "rules": {}})  # agreeing with it: saved
+    assert load_checkpoint(good)[1]["config"] == {"hidden": [8], "rules": {}}
+
+
+def test_wrapped_networks_and_bare_weights_are_refused_with_what_to_give(tmp_path):
+    from agents.td import TorchEvaluator
+
+    net = TDNetwork((8,))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.compile's first import: torch.jit's own
+        compiled = torch.compile(net)  # compiles at its first call, never made here
+    for wrapper, inner in ((compiled, "_orig_mod"), (torch.nn.DataParallel(net), "module")):
+        with pytest.raises(TypeError, match=rf"got {type(wrapper).__name__}; it wraps one: pass its \.{inner}$"):
+            TorchEvaluator(wrapper)
+        with pytest.raises(TypeError, match=rf"it wraps one: pass its \.{inner}$"):
+            save_checkpoint(tmp_path / "c.pt", wrapper)
+    torch.save(net.state_dict(), tmp_path / "weights.pt")
+    with pytest.raises(CheckpointError, match=r"it holds weights alone \(a state_dict\?\): write checkpoints with "
+                                              r"agents.td.save_checkpoint\(path, network, rules\)"):
+        load_checkpoint(tmp_path / "weights.pt")
+    for prefix in ("_orig_mod.", "module."):
+        renamed = _resaved(tmp_path, "renamed.pt", lambda p: p.update(  # noqa: B023
+            state_dict={prefix + k: v for k, v in p["state_dict"].items()}))  # noqa: B023
+        with pytest.raises(CheckpointError, match=rf"its weights are named {prefix}\.\.\.: saved from a wrapped "
+                                                  rf"network; save the network it wraps \(its \.{prefix[:-1]}\)"):
+            load_checkpoint(renamed)
 
 
 def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
@@ -427,6 +480,35 @@ def test_positions_of_another_dtype_are_scored_as_float32_ones():
     for other in (torch.float64, torch.uint8):  # numpy's default float, and raw counts as stored
         got = net(x.to(other))
         assert got.dtype == torch.float32 and torch.allclose(got, want)
+
+
+def test_a_network_is_float32_whatever_torchs_default_dtype_and_runs_in_other_precisions(tmp_path):
+    """torch.set_default_dtype(torch.float64) once made float64 layers beside the float32 features
+    (every forward pass failed, the shipped checkpoint's too), and .bfloat16() or .half() failed on
+    features built in float32."""
+    from agents.td import TorchEvaluator
+    from train.export import export_policy
+
+    raw = raw_positions(_positions(200))
+    torch.manual_seed(3)
+    want = TorchEvaluator(TDNetwork((8,))).equity(raw)
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        torch.manual_seed(3)
+        net = TDNetwork((8,))
+        assert {t.dtype for t in net.state_dict().values()} == {torch.float32}
+        assert np.array_equal(TorchEvaluator(net).equity(raw), want)
+        save_checkpoint(tmp_path / "c.pt", net)
+        assert load_checkpoint(tmp_path / "c.pt")[0].body[0].weight.dtype == torch.float32
+        export_policy(tmp_path / "c.pt", tmp_path / "policy", positions=64)  # verified against torch inside
+    finally:
+        torch.set_default_dtype(default)
+    for precision, close in ((torch.float64, 1e-6), (torch.bfloat16, 0.05), (torch.float16, 0.01)):
+        other = TDNetwork((8,)).to(precision)
+        other.load_state_dict({k: v.to(precision) for k, v in net.state_dict().items()})
+        got = TorchEvaluator(other).equity(raw)
+        assert np.abs(got - want).max() < close, (precision, np.abs(got - want).max())
 
 
 def test_a_checkpoint_asking_for_a_huge_network_is_refused_before_it_is_built(tmp_path):
