@@ -230,7 +230,7 @@ def _checked(path: Path, payload: Any) -> tuple[TDNetwork, dict[str, Any]]:
     hidden = config.get("hidden") if config is not None else None
     if hidden is not None and (not isinstance(hidden, list | tuple) or list(hidden) != network.hidden):
         raise CheckpointError(f"{path} contradicts itself: its network has hidden layers {network.hidden}, but its "
-                              f"config says hidden {json.dumps(config['hidden'], default=str)} (damaged or hand-made?)")
+                              f"config says hidden {json.dumps(hidden, default=str)} (damaged or hand-made?)")
     payload["path"] = str(path)
     return network, payload
 

@@ -100,8 +100,24 @@ class SelfPlayWorker:
         self.games_played = 0
 
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
-        """Load the network's weights (a state dict of numpy arrays, as the trainer publishes them)."""
-        self.network.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in weights.items()})
+        """Load the network's weights (a state dict of numpy arrays, as the trainer publishes them:
+        ``{k: v.numpy() for k, v in net.state_dict().items()}``; tensors are taken too)."""
+        if not isinstance(weights, dict):
+            raise TypeError(f"weights must be a state dict of numpy arrays, got {type(weights).__name__}")
+        want = {k: tuple(v.shape) for k, v in self.network.state_dict().items()}
+        arrays = {k: v.detach().float().cpu().numpy() if isinstance(v, torch.Tensor) else np.asarray(v)
+                  for k, v in weights.items()}  # tensors too (a bfloat16 one numpy cannot hold)
+        wrong = [f"{k!r} has no place in it" for k in arrays if k not in want]
+        wrong += [f"{k} is missing" for k in want if k not in arrays]
+        wrong += [f"{k} is {list(arrays[k].shape)}, the network needs {list(want[k])}" for k in want
+                  if k in arrays and arrays[k].shape != want[k]]
+        wrong += [f"{k} holds {arrays[k].dtype} values, not floating-point ones" for k in want
+                  if k in arrays and arrays[k].dtype.kind != "f"]
+        if wrong:
+            more = f" (and {len(wrong) - 3} more)" if len(wrong) > 3 else ""
+            raise ValueError(f"the weights do not fit this worker's network (hidden {self.network.hidden}): "
+                             f"{'; '.join(wrong[:3])}{more}")
+        self.network.load_state_dict({k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in arrays.items()})
 
     def _outcomes(self, states: np.ndarray) -> np.ndarray:
         raw = raw_positions(states)

@@ -116,6 +116,27 @@ def test_a_worker_refuses_arguments_out_of_range_before_playing():
     assert worker.play(None, **{**good, "seed": [2026, 1, 0]})["games"] == 1  # the trainer's seeds
 
 
+def test_weights_that_do_not_fit_the_worker_are_named_and_tensors_are_taken():
+    from agents.network import TDNetwork
+
+    worker = SelfPlayWorker((8,))
+    wanted = {k: v.clone() for k, v in worker.network.state_dict().items()}
+    other = TDNetwork((8,)).state_dict()
+    for weights, said in (({k: v.numpy() for k, v in TDNetwork((16,)).state_dict().items()},
+                           r"\(hidden \[8\]\): body.0.weight is \[16, \d+\], the network needs \[8, "),
+                          ({"module." + k: v.numpy() for k, v in other.items()},
+                           "'module.body.0.weight' has no place in it"),
+                          ({k: v.numpy().astype(np.int64) for k, v in other.items()}, "holds int64 values")):
+        with pytest.raises(ValueError, match=said):
+            worker.set_weights(weights)
+        assert all(torch.equal(v, wanted[k]) for k, v in worker.network.state_dict().items())  # unchanged
+    with pytest.raises(TypeError, match="weights must be a state dict of numpy arrays, got int"):
+        worker.set_weights(5)  # type: ignore[arg-type]
+    for given in ({k: v.to(torch.bfloat16) for k, v in other.items()}, {k: v.double().numpy() for k, v in other.items()}):
+        worker.set_weights(given)  # type: ignore[arg-type]
+        assert all(torch.allclose(v, other[k], atol=0.01) for k, v in worker.network.state_dict().items())
+
+
 def test_worker_is_reproducible_from_its_seed():
     a = SelfPlayWorker((16,)).play(None, games=4, seed=9, epsilon=0.0, lam=0.5)
     worker = SelfPlayWorker((16,))
