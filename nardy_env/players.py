@@ -255,6 +255,11 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
             return choose_indices(player, states, found, rng, colors, dice)
         except PlayerFailed:
             raise
+        except SystemExit as exc:  # sys.exit() in a player's code would end the program with its status, unsaid
+            if _is_nardys(type(player)) and not getattr(player, "runs_your_code", False):
+                raise
+            raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} called sys.exit({exc.code!r}) "
+                               f"({_where(exc, player)}); a player answers choose() or raises an error") from exc
         except Exception as exc:
             failed = PlayerFailed.of(player, exc)
             if failed is None:  # an interruption, or a bug of nardy's own: as it is

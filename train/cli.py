@@ -454,12 +454,12 @@ def _match_games_problem(games: int) -> str | None:
     train.evaluate.MAX_GAMES), or None: the one rule of eval's, ladder's and MATCH_GAMES's."""
     from train.evaluate import MAX_GAMES
 
-    if games < 2 or games % 2:
-        return (f"must be an even number >= 2 (games are played in pairs), got {games}"
-                + (f"; {games + 1} would do" if games % 2 and games > 0 else ""))
     if games > MAX_GAMES:
         return (f"must be at most {MAX_GAMES:,} in one match, got {games:,}; for more, play several matches with "
                 "different --seed")
+    if games < 2 or games % 2:
+        return (f"must be an even number >= 2 (games are played in pairs), got {games}"
+                + (f"; {games + 1} would do" if games % 2 and games > 0 else ""))
     return None
 
 

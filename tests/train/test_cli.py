@@ -887,7 +887,9 @@ def test_empty_names_and_paths_are_refused_by_the_parser(argv, capsys):
 
 @pytest.mark.parametrize("games, message", [("3", "an even number >= 2 (games are played in pairs), got 3; 4 would do"),
                                             ("0", "an even number >= 2 (games are played in pairs), got 0\n"),
-                                            ("1000000000000", "at most 10,000,000 in one match")])
+                                            ("1000000000000", "at most 10,000,000 in one match"),
+                                            # odd and too many: the limit, not "10000002 would do" (then refused)
+                                            ("10000001", "at most 10,000,000 in one match, got 10,000,001;")])
 @pytest.mark.parametrize("command", ["eval", "ladder"])
 def test_eval_refuses_bad_game_counts_before_playing(games, message, command, capsys):
     from train.cli import main

@@ -678,6 +678,26 @@ def test_an_interruption_or_a_bug_of_nardys_own_player_is_not_blamed_on_the_play
         evaluate("race", "random", games=2, workers=1)
 
 
+def test_a_player_calling_sys_exit_fails_its_match_and_does_not_end_the_program(tmp_path):
+    """sys.exit(0) in a submitted bot's choose once ended `nardy eval` with status 0 and no output
+    (and sys.exit(5) with 5): a leaderboard took that for a result."""
+    from nardy_env.players import PlayerFailed
+    from tests.train.test_cli import run
+
+    (tmp_path / "exits.py").write_text("import sys\n\n\nclass Zero:\n    def choose(self, states, found, rng):\n"
+                                       "        sys.exit(0)\n")
+    with pytest.raises(PlayerFailed, match=r"player 'bye' called sys.exit\(5\) \(file \".*test_evaluate.py\", "
+                                           r"line \d+, in bye\); a player answers choose\(\) or raises an error"):
+        def bye(states, found, rng):
+            raise SystemExit(5)
+
+        evaluate(bye, "race", games=2, workers=1)
+    for workers in ("1", "2"):
+        out = run("eval", f"{tmp_path / 'exits.py'}:Zero", "race", "--games", "4", "--json", "--workers", workers)
+        assert out.returncode == 2 and out.stdout == "", out
+        assert "called sys.exit(0)" in out.stderr and "line 6, in choose" in out.stderr, out.stderr
+
+
 def test_the_line_named_is_the_players_even_when_it_is_installed(monkeypatch, tmp_path):
     """A plugin's player lives among the installed packages: its line is named, not nardy's."""
     import importlib
