@@ -368,8 +368,9 @@ def _shown(name: str) -> str:
 
 
 def _cell(name: str) -> str:
-    """A player's name in a markdown table cell: as ``_shown``, and its ``|`` escaped."""
-    return _shown(name).replace("|", "\\|")
+    """A player's name in a markdown table cell: as ``_shown``, its ``|`` escaped, and a backslash
+    before punctuation too (markdown would read ``\\|`` in a name as an escaped bar and drop it)."""
+    return re.sub(r"\\(?=[!-/:-@[-`{-~])", r"\\\\", _shown(name)).replace("|", "\\|")
 
 
 def _as_met(against: str, met: dict[str, list[str]]) -> str:

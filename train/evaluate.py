@@ -752,12 +752,14 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
     elo, elo_half, elo_fit = elo_ratings(n, won, with_fit=True)
     groups = _sweep_groups(n, won)
     ratings = [{"player": names[0], "rating": 0.0, "ci95": [0.0, 0.0], "elo": 0.0, "elo_ci95": [0.0, 0.0]}]
+    def shown(value: float, places: int) -> float:
+        return round(float(value), places) + 0.0  # -0.0 (an even player's fit) reads as 0.0
+
     for k in range(1, n):
         half = 1.96 * math.sqrt(max(cov[k - 1, k - 1], 0.0))
-        ratings.append({"player": names[k], "rating": round(float(fit[k - 1]), 4),
-                        "ci95": [round(float(fit[k - 1] - half), 4), round(float(fit[k - 1] + half), 4)],
-                        "elo": round(float(elo[k]), 1),
-                        "elo_ci95": [round(float(elo[k] - elo_half[k]), 1), round(float(elo[k] + elo_half[k]), 1)]})
+        ratings.append({"player": names[k], "rating": shown(fit[k - 1], 4),
+                        "ci95": [shown(fit[k - 1] - half, 4), shown(fit[k - 1] + half, 4)],
+                        "elo": shown(elo[k], 1), "elo_ci95": [shown(elo[k] - elo_half[k], 1), shown(elo[k] + elo_half[k], 1)]})
     for k, entry in enumerate(ratings):
         entry["group"] = groups[k]
     return {"games_per_pair": games, "seed": int(seed), "matches": [m[2] for m in matches], "ratings": ratings,
@@ -766,16 +768,18 @@ def ladder(players: Sequence[PlayerSpec], games: int, seed: int = 0, rules: Rule
 
 
 def ladder_provenance(result: dict[str, Any]) -> str:
-    """``seed S[, rules R], nardy V`` of a ``ladder`` result (the rules where they differ from the
-    sports code), or "" if it does not say its seed (one of an older version)."""
+    """``seed S[, --chunk-pairs C][, rules R], nardy V`` of a ``ladder`` result (the chunk size
+    where it is not the default: a randomising player's draws depend on it; the rules where they
+    differ from the sports code), or "" if it does not say its seed (one of an older version)."""
     if "seed" not in result:
         return ""
     first = (result.get("matches") or [{}])[0]
     rules = first.get("rules")
     changes = as_rules(rules).changes() if rules is not None else {}
     version = first.get("nardy_version")
-    return (f"seed {result['seed']}" + (f", rules {json.dumps(changes)}" if changes else "")
-            + (f", nardy {version}" if version else ""))
+    chunk = first.get("chunk_pairs")
+    return (f"seed {result['seed']}" + (f", --chunk-pairs {chunk}" if chunk not in (None, CHUNK_PAIRS) else "")
+            + (f", rules {json.dumps(changes)}" if changes else "") + (f", nardy {version}" if version else ""))
 
 
 def _warn_same_players(players: Sequence[PlayerSpec], names: Sequence[str]) -> None:

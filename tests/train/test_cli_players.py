@@ -634,3 +634,7 @@ def test_reports_escape_what_a_player_name_could_do_to_a_terminal_or_a_table(cap
     assert "\x1b" not in printed and "a\nb" not in printed
     assert "\\x1b[31mred|x vs a\\nb: 2 games" in printed  # the match report: one line, escaped
     assert "| \\x1b[31mred\\|x | a\\nb | 2 |" in printed  # a table row keeps its cells
+    # A backslash before punctuation is doubled, or markdown would take back\| for an escaped bar.
+    from train.cli import _cell
+
+    assert _cell("back\\|slash.py:F") == "back\\\\\\|slash.py:F" and _cell("c:\\dir\\x.py:F") == "c:\\dir\\x.py:F"

@@ -12,7 +12,7 @@ import pytest
 
 from agents.bots import HeuristicBot, RaceBot
 from nardy_env.players import PlayerNotFound
-from train.evaluate import evaluate, ladder, play_pairs, summarize
+from train.evaluate import evaluate, ladder, ladder_provenance, play_pairs, summarize
 
 
 def test_paired_games_share_their_dice():
@@ -303,6 +303,24 @@ def test_a_ladder_plays_its_matches_with_the_chunk_pairs_asked_for():
     match = out["matches"][0]
     assert match["chunk_pairs"] == 5
     assert match == evaluate("random", "race", 40, seed=3, chunk_pairs=5).summary()
+    # What reproduces the table and chart names it, where it is not the default.
+    assert ladder_provenance(out).startswith("seed 3, --chunk-pairs 5, nardy ")
+    assert ladder_provenance(ladder(["random", "race"], 4, seed=3)).startswith("seed 3, nardy ")
+
+
+def test_an_even_player_is_rated_zero_not_minus_zero():
+    """Two copies of race against heuristic: the second copy's fit came out -0.0 (JSON "-0.0", the
+    table "-0.000" beside the anchor's "+0.000")."""
+    class One(RaceBot):
+        name = "one"
+
+    class Two(RaceBot):
+        name = "two"
+
+    out = ladder([One(), Two(), "heuristic"], 20, workers=1)
+    two = out["ratings"][1]
+    assert two["player"] == "two" and two["rating"] == 0.0 and two["elo"] == 0.0
+    assert math.copysign(1, two["rating"]) == 1 and math.copysign(1, two["elo"]) == 1
 
 
 def test_chunks_draw_from_different_streams():
