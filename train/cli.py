@@ -64,7 +64,7 @@ def _asked_rules(text: str | None):
             # Shown as received: the shell may have eaten quotes ({block_rule:home}) the user typed.
             _usage_error(f"{_WHO}: --rules is not valid JSON: {where} of {text!r} (quote the whole object "
                          "for the shell: '{\"block_rule\": \"home\"}', or leave out the inner quotes: "
-                         "\"{block_rule: home}\")")
+                         "\"{block_rule: home}\", a space after each colon)")
     if not isinstance(data, dict):
         _usage_error(f"{_WHO}: --rules must be a JSON object of variant keys")
     if twice:

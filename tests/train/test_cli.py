@@ -1053,7 +1053,7 @@ def test_rules_without_their_inner_quotes_are_taken_as_windows_shells_pass_them(
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and said in err, (text, err)
         if "JSON" in said:
-            assert 'or leave out the inner quotes: "{block_rule: home}")' in err
+            assert 'or leave out the inner quotes: "{block_rule: home}", a space after each colon)' in err
     # No YAML anchors or aliases (273 bytes of them made a list of billions), no tags, no deep
     # nesting, nothing long: each is one line and status 2, at once.
     bomb = "{head_exception: [&a [x,x,x,x,x,x,x,x,x], " + ", ".join(
