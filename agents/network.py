@@ -197,8 +197,12 @@ class TDNetwork(nn.Module):
         return self.body(self.features(raw))
 
     def forward(self, raw: torch.Tensor, features: torch.Tensor | None = None) -> torch.Tensor:
-        """Outcome probabilities of raw positions ``[N, 50]`` (``features``: see ``logits``)."""
-        return known_outcomes(raw, torch.softmax(self.logits(raw, features), dim=-1))
+        """Outcome probabilities of raw positions ``[N, 50]`` (``features``: see ``logits``); a
+        network in bfloat16 or float16 settles them in float32 (where ``1 - 2**-20`` is not 1)."""
+        probabilities = torch.softmax(self.logits(raw, features), dim=-1)
+        if probabilities.dtype in (torch.bfloat16, torch.float16):
+            probabilities, raw = probabilities.float(), raw.float()
+        return known_outcomes(raw, probabilities)
 
     def equity(self, outcomes: torch.Tensor) -> torch.Tensor:
         """Cubeless equity of outcome probabilities (the exported graph computes it by this

@@ -102,9 +102,30 @@ class TorchEvaluator:
 def _not_a_network(who: str, network: Any) -> TypeError:
     """The error for a ``network`` that is no TDNetwork, naming the attribute that holds one when it
     is a wrapper (``torch.compile``'s, ``DataParallel``'s)."""
-    inner = next((name for name in ("_orig_mod", "module") if isinstance(getattr(network, name, None), TDNetwork)), None)
-    hint = f"; it wraps one: pass its .{inner}" if inner else ""
+    path, inside = "", network
+    for _ in range(4):  # torch.compile(DataParallel(net)), DataParallel(torch.compile(net)), ...
+        name = next((n for n in ("_orig_mod", "module") if isinstance(getattr(inside, n, None), torch.nn.Module)), None)
+        if name is None:
+            break
+        path, inside = f"{path}.{name}", getattr(inside, name)
+        if isinstance(inside, TDNetwork):
+            break
+    hint = f"; it wraps one: pass its {path}" if isinstance(inside, TDNetwork) and path else ""
     return TypeError(f"{who} a TDNetwork (agents.network), got {type(network).__name__}{hint}")
+
+
+def wrapper_prefix(names: Any) -> str | None:
+    """The prefix of weights saved from a network inside wrappers (``_orig_mod.`` of
+    ``torch.compile``, ``module.`` of ``DataParallel``, or several: ``_orig_mod.module.``) that all
+    ``names`` share, or None."""
+    names = [str(n) for n in names]
+    prefix = ""
+    while names:
+        step = next((p for p in ("_orig_mod.", "module.") if all(n.startswith(prefix + p) for n in names)), None)
+        if step is None:
+            break
+        prefix += step
+    return prefix or None
 
 
 def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | None = DEFAULT_RULES,
@@ -149,6 +170,9 @@ def save_checkpoint(path: str | Path, network: TDNetwork, rules: RulesLike | Non
                          f"not load; store a numpy array as torch.from_numpy(a) or a.tolist() "
                          f"(nothing was written to {path})") from None
     try:  # and what it says must be what load_checkpoint takes: the network it records, one game
+        if not _pickle_unfolds_within(_data_pickle(io.BytesIO(data.getvalue())), MAX_PLAIN_NODES):
+            raise CheckpointError(f"its data unfolds into more than {MAX_PLAIN_NODES:,} values (shared references "
+                                  "nested deep)")
         _checked(path, loaded)
     except CheckpointError as exc:
         raise ValueError(f"save_checkpoint: load_checkpoint would refuse this file ({exc}); nothing was written "
@@ -349,7 +373,7 @@ def _pickle_unfolds_within(pickled: bytes, limit: int) -> bool:
     return True
 
 
-def _data_pickle(path: Path) -> bytes:
+def _data_pickle(path: Path | io.BytesIO) -> bytes:
     """The pickle inside a torch.save archive (``<name>/data.pkl``; empty when there is none)."""
     try:
         with zipfile.ZipFile(path) as archive:
@@ -417,10 +441,10 @@ def _network_for(path: Path, payload: dict[str, Any]) -> TDNetwork:
     problems += [f"{name!r} has no place in it" for name in weights if name not in expected]  # !r: a file's string
     problems += [f"{name} is {list(stored[name])}, the shape needs {list(expected[name])}"
                  for name in expected if name in stored and stored[name] != expected[name]]
-    prefix = next((p for p in ("_orig_mod.", "module.") if weights and all(str(k).startswith(p) for k in weights)), None)
+    prefix = wrapper_prefix(weights)
     if prefix is not None:  # torch.compile's or DataParallel's names
-        raise CheckpointError(f"{path}: its weights are named {prefix}...: saved from a wrapped network; save the "
-                              f"network it wraps (its .{prefix[:-1]}) instead")
+        raise CheckpointError(f"{path}: its weights' names start with {prefix!r}: saved from a wrapped network; "
+                              f"save the network it wraps (its .{prefix[:-1]}) instead")
     if problems:
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise CheckpointError(f"{path}: its weights do not fit the network it records (hidden "

@@ -19,7 +19,7 @@ neither Ray nor a learner: ``train/trainer.py`` runs it inside Ray actors.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ import torch
 from agents.common import SWAP, outcome_one_hot, segment_argmax, unsound_row
 from agents.network import TDNetwork
 from agents.search import EQUITY
+from agents.td import wrapper_prefix
 from nardy_env import Rules, flip, initial_states, legal_afterstates
 from nardy_env.core import NUM_CHECKERS, OFF_MOVER, is_whole
 from nardy_env.encoding import features, raw_positions
@@ -102,11 +103,16 @@ class SelfPlayWorker:
     def set_weights(self, weights: dict[str, np.ndarray]) -> None:
         """Load the network's weights (a state dict of numpy arrays, as the trainer publishes them:
         ``{k: v.numpy() for k, v in net.state_dict().items()}``; tensors are taken too)."""
-        if not isinstance(weights, dict):
+        if not isinstance(weights, Mapping):
             raise TypeError(f"weights must be a state dict of numpy arrays, got {type(weights).__name__}")
         want = {k: tuple(v.shape) for k, v in self.network.state_dict().items()}
-        arrays = {k: v.detach().float().cpu().numpy() if isinstance(v, torch.Tensor) else np.asarray(v)
+        arrays = {k: (v.detach().cpu().float() if v.is_floating_point() else v.detach().cpu()).numpy()
+                  if isinstance(v, torch.Tensor) else np.asarray(v)
                   for k, v in weights.items()}  # tensors too (a bfloat16 one numpy cannot hold)
+        prefix = wrapper_prefix(arrays)
+        if prefix is not None:
+            raise ValueError(f"the weights' names start with {prefix!r}: a wrapped network's; publish the state "
+                             f"dict of the network it wraps (its .{prefix[:-1]})")
         wrong = [f"{k!r} has no place in it" for k in arrays if k not in want]
         wrong += [f"{k} is missing" for k in want if k not in arrays]
         wrong += [f"{k} is {list(arrays[k].shape)}, the network needs {list(want[k])}" for k in want

@@ -194,6 +194,12 @@ def test_what_load_checkpoint_would_refuse_is_not_saved_over_a_good_checkpoint(t
         with pytest.raises(ValueError, match=f"^save_checkpoint: load_checkpoint would refuse this file .*{said}"):
             save_checkpoint(good, network, **extra)
         assert good.read_bytes() == before
+    deep: list = [0]
+    for _ in range(25):  # 2**25 values once written out: refused on load, so not written
+        deep = [deep, deep]
+    with pytest.raises(ValueError, match="load_checkpoint would refuse this file .*unfolds into more than"):
+        save_checkpoint(good, TDNetwork((8,)), history=deep)
+    assert good.read_bytes() == before
     save_checkpoint(good, TDNetwork((8,)), config={"hidden": [8], "rules": {}})  # agreeing with it: saved
     assert load_checkpoint(good)[1]["config"] == {"hidden": [8], "rules": {}}
 
@@ -217,9 +223,16 @@ def test_wrapped_networks_and_bare_weights_are_refused_with_what_to_give(tmp_pat
     for prefix in ("_orig_mod.", "module."):
         renamed = _resaved(tmp_path, "renamed.pt", lambda p: p.update(  # noqa: B023
             state_dict={prefix + k: v for k, v in p["state_dict"].items()}))  # noqa: B023
-        with pytest.raises(CheckpointError, match=rf"its weights are named {prefix}\.\.\.: saved from a wrapped "
+        with pytest.raises(CheckpointError, match=rf"its weights' names start with '{prefix}': saved from a wrapped "
                                                   rf"network; save the network it wraps \(its \.{prefix[:-1]}\)"):
             load_checkpoint(renamed)
+    # Wrappers inside wrappers: the whole way in.
+    both = _resaved(tmp_path, "both.pt", lambda p: p.update(
+        state_dict={"_orig_mod.module." + k: v for k, v in p["state_dict"].items()}))
+    with pytest.raises(CheckpointError, match=r"start with '_orig_mod.module.'.*\(its \._orig_mod\.module\)"):
+        load_checkpoint(both)
+    with pytest.raises(TypeError, match=r"got DataParallel; it wraps one: pass its \.module\._orig_mod$"):
+        TorchEvaluator(torch.nn.DataParallel(compiled))
 
 
 def test_checkpoints_from_elsewhere_are_refused_by_what_is_wrong(tmp_path):
@@ -383,9 +396,11 @@ def test_outcomes_settled_by_the_position_are_exact():
     assert equity[3] <= 1 and equity[5] <= 1 and equity[1] == 1 and equity[0] == 2
 
 
-def test_an_unfinished_position_is_worth_strictly_less_than_winning_now():
-    """Even where float32 saturates, so FORMATS.md's first-result tie-break cannot skip a win."""
-    net = TDNetwork((8,))
+@pytest.mark.parametrize("precision", [torch.float32, torch.bfloat16, torch.float16])
+def test_an_unfinished_position_is_worth_strictly_less_than_winning_now(precision):
+    """Even where float32 saturates, so FORMATS.md's first-result tie-break cannot skip a win; in
+    bfloat16 or float16 too, whose 1 - 2**-20 is 1 (their probabilities are settled in float32)."""
+    net = TDNetwork((8,)).to(precision)
     with torch.no_grad():
         net.body[-1].weight.zero_()
         net.body[-1].bias.copy_(torch.tensor([0.0, 200.0, 0.0, 0.0]))  # softmax gives win_mars = 1.0
@@ -397,10 +412,10 @@ def test_an_unfinished_position_is_worth_strictly_less_than_winning_now():
     with torch.no_grad():
         assert torch.softmax(net.logits(torch.from_numpy(raw)), -1)[0, 1].item() == 1.0
         p = net(torch.from_numpy(raw))
-        equity = net.equity(p).numpy()
+        equity = net.equity(p).float().numpy()
     assert equity[0] < equity[2] == 2.0 and equity[0] > 2.0 - 1e-5
     assert equity[1] < equity[3] == 1.0 and equity[1] > 1.0 - 1e-5
-    np.testing.assert_allclose(p.sum(1).numpy(), 1, atol=1e-6)
+    np.testing.assert_allclose(p.sum(1).float().numpy(), 1, atol=1e-6)
 
 
 def test_a_player_asked_to_play_other_rules_than_it_learnt_warns(tmp_path):

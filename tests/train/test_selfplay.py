@@ -125,14 +125,19 @@ def test_weights_that_do_not_fit_the_worker_are_named_and_tensors_are_taken():
     for weights, said in (({k: v.numpy() for k, v in TDNetwork((16,)).state_dict().items()},
                            r"\(hidden \[8\]\): body.0.weight is \[16, \d+\], the network needs \[8, "),
                           ({"module." + k: v.numpy() for k, v in other.items()},
-                           "'module.body.0.weight' has no place in it"),
-                          ({k: v.numpy().astype(np.int64) for k, v in other.items()}, "holds int64 values")):
+                           r"names start with 'module.': a wrapped network's; publish .* \(its .module\)"),
+                          ({k: v.numpy().astype(np.int64) for k, v in other.items()}, "holds int64 values"),
+                          ({k: v.long() for k, v in other.items()}, "holds int64 values"),  # tensors too
+                          ({k: v > 0 for k, v in other.items()}, "holds bool values")):
         with pytest.raises(ValueError, match=said):
             worker.set_weights(weights)
         assert all(torch.equal(v, wanted[k]) for k, v in worker.network.state_dict().items())  # unchanged
     with pytest.raises(TypeError, match="weights must be a state dict of numpy arrays, got int"):
         worker.set_weights(5)  # type: ignore[arg-type]
-    for given in ({k: v.to(torch.bfloat16) for k, v in other.items()}, {k: v.double().numpy() for k, v in other.items()}):
+    from types import MappingProxyType
+
+    for given in ({k: v.to(torch.bfloat16) for k, v in other.items()}, {k: v.double().numpy() for k, v in other.items()},
+                  MappingProxyType({k: v.numpy() for k, v in other.items()})):
         worker.set_weights(given)  # type: ignore[arg-type]
         assert all(torch.allclose(v, other[k], atol=0.01) for k, v in worker.network.state_dict().items())
 
