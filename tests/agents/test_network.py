@@ -557,7 +557,9 @@ def test_a_checkpoint_whose_data_unfolds_exponentially_is_refused(tmp_path, monk
     nested: list = []
     for _ in range(40):  # x = [x, x], 40 deep: a small file that JSON would write out as 2**40 values
         nested = [nested, nested]
-    save_checkpoint(tmp_path / "bomb.pt", TDNetwork((8,)), config={"notes": nested})
+    with pytest.raises(ValueError, match="load_checkpoint would refuse this file .*unfolds into more than"):
+        save_checkpoint(tmp_path / "bomb.pt", TDNetwork((8,)), config={"notes": nested})
+    _resaved(tmp_path, "bomb.pt", lambda p: p.update(config={"notes": nested}))  # by hand, then
     assert (tmp_path / "bomb.pt").stat().st_size < 200_000
     monkeypatch.setattr(agents.td, "MAX_PLAIN_NODES", 100_000)  # the same check, quicker
     with pytest.raises(CheckpointError, match="unfolds into more than 100,000 values"):
