@@ -256,9 +256,10 @@ def choose_indices(player: Player, states: np.ndarray, found: Afterstates,
         except PlayerFailed:
             raise
         except SystemExit as exc:  # sys.exit() in a player's code would end the program with its status, unsaid
-            if _is_nardys(type(player)) and not getattr(player, "runs_your_code", False):
+            if not _exits_in_players_code(player, exc):  # a signal handler's (Ray's SIGTERM), nardy's own
                 raise
-            raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} called sys.exit({exc.code!r}) "
+            said = "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+            raise PlayerFailed(f"player {player_name(player, type(player).__name__)!r} called {said} "
                                f"({_where(exc, player)}); a player answers choose() or raises an error") from exc
         except Exception as exc:
             failed = PlayerFailed.of(player, exc)
@@ -363,6 +364,44 @@ def _theirs(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary
             _path(frame).startswith(library) and not _path(frame).startswith(installed))
 
     return [f for f in frames if not python(f) and not _path(f).startswith(_NARDYS)]
+
+
+def _exits_in_players_code(player: Any, exc: SystemExit) -> bool:
+    """Whether ``exc`` was raised by the player's own code (its module or package, or the function,
+    policy or evaluator one of nardy's players wraps), not by an interruption it handled (Ctrl-C
+    turned into sys.exit) nor a signal handler that happened to run inside it (Ray's for SIGTERM
+    calls sys.exit)."""
+    cause: BaseException | None = exc.__cause__ or exc.__context__
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:
+        if not isinstance(cause, Exception):
+            return False
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and tb.tb_frame.f_code in _signal_handler_codes():
+        return False
+    frames = _frames(exc)
+    home = _home(player)
+    return bool(frames) and home is not None and (_path(frames[-1]) == home or _path(frames[-1]).startswith(home))
+
+
+def _signal_handler_codes() -> set[Any]:
+    """The code of the Python functions installed as signal handlers (in the main thread's view)."""
+    import signal
+
+    codes = set()
+    for number in signal.valid_signals():
+        try:
+            handler = signal.getsignal(number)
+        except (ValueError, OSError):
+            continue
+        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return codes
 
 
 def _not_nardys_fault(exc: BaseException) -> bool:

@@ -716,6 +716,32 @@ def test_a_player_calling_sys_exit_fails_its_match_and_does_not_end_the_program(
         assert "called sys.exit(0)" in out.stderr and "line 6, in choose" in out.stderr, out.stderr
 
 
+def test_a_signal_handlers_exit_or_a_handled_ctrl_c_is_not_blamed_on_the_player():
+    """Ray's SIGTERM handler calls sys.exit(15) in whatever frame runs, often a player's; a player
+    may turn Ctrl-C into sys.exit(1): both are the program stopping, not the player failing."""
+    import signal
+    import sys
+
+    def terminated(states, found, rng):
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here, inside the player
+        return found.offsets[:-1]
+
+    def tidy(states, found, rng):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            sys.exit(1)
+
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(15))
+    try:
+        for player, code in ((terminated, 15), (tidy, 1)):
+            with pytest.raises(SystemExit) as caught:
+                evaluate(player, "race", games=2, workers=1)
+            assert caught.value.code == code and type(caught.value) is SystemExit
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def test_the_line_named_is_the_players_even_when_it_is_installed(monkeypatch, tmp_path):
     """A plugin's player lives among the installed packages: its line is named, not nardy's."""
     import importlib
