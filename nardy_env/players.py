@@ -106,13 +106,8 @@ class PlayerFailed(ValueError):
         error caused by it) or a failure of one of nardy's bots (a bug of nardy's, to be shown
         with its traceback). Players that run what they were given (a network's weights or
         graph, your function or evaluator) say so with ``runs_your_code``."""
-        cause: BaseException | None = exc
-        seen: set[int] = set()
-        while cause is not None and id(cause) not in seen:
-            if not isinstance(cause, Exception):  # KeyboardInterrupt, SIGTERM's exception
-                return None
-            seen.add(id(cause))
-            cause = cause.__cause__ or cause.__context__
+        if _interrupted(exc):
+            return None
         if _is_nardys(type(player)) and not (getattr(player, "runs_your_code", False)
                                              and _not_nardys_fault(exc)):
             return None
@@ -366,18 +361,25 @@ def _theirs(frames: list[traceback.FrameSummary]) -> list[traceback.FrameSummary
     return [f for f in frames if not python(f) and not _path(f).startswith(_NARDYS)]
 
 
+def _interrupted(exc: BaseException | None) -> bool:
+    """Whether ``exc`` or an exception it was raised from (or while handling) is no error but an
+    interruption: KeyboardInterrupt, SIGTERM's exception, an exit."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if not isinstance(exc, Exception):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _exits_in_players_code(player: Any, exc: SystemExit) -> bool:
     """Whether ``exc`` was raised by the player's own code (its module or package, or the function,
     policy or evaluator one of nardy's players wraps), not by an interruption it handled (Ctrl-C
     turned into sys.exit) nor a signal handler that happened to run inside it (Ray's for SIGTERM
     calls sys.exit)."""
-    cause: BaseException | None = exc.__cause__ or exc.__context__
-    seen: set[int] = set()
-    while cause is not None and id(cause) not in seen:
-        if not isinstance(cause, Exception):
-            return False
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    if _interrupted(exc.__cause__ or exc.__context__):
+        return False
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
