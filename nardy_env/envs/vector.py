@@ -287,10 +287,9 @@ class LongNardyVectorEnv(OpponentView, VectorEnv[np.ndarray, np.ndarray, np.ndar
             ended = np.flatnonzero(terminated).tolist()
             given: Any = (options or {}).get("position")  # only a preset's game ends so
             which = f"sub-env(s) {ended}" if len(ended) <= 20 else f"sub-env(s) {ended[:20]} ... ({len(ended)} in all)"
-            if isinstance(given, str):
-                raise ValueError(f"{which}: {opponent_ended_preset(given)}")
-            raise ValueError(f"{which}: {opponent_ended_preset(str(given[ended[0]]))}"
-                             + (f" (that is sub-env {ended[0]}'s position)" if len(ended) > 1 else ""))
+            one = isinstance(given, str)
+            raise ValueError(f"{which}: {opponent_ended_preset(given if one else str(given[ended[0]]))}"
+                             + (f" (that is sub-env {ended[0]}'s position)" if not one and len(ended) > 1 else ""))
         return self._result()
 
     def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
